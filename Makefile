@@ -1,0 +1,64 @@
+# ctrack - thin driver around Meson/Ninja.  See README.md.
+#
+#   make            install missing Debian packages, build into build/
+#   make run        build, then replay the bundled sample capture
+#   make test       build, then run every test; prints "N passed, N failed"
+#   make test SANITIZE=1   the same under AddressSanitizer + UBSan (build-asan/)
+#   make test-tsan  the concurrency tests under ThreadSanitizer (build-tsan/)
+#   make bench      the benchmark suite (not part of make test)
+#   make fuzz       build the libFuzzer targets and run each briefly
+#   make install    install library, headers, pkg-config file, tool, man page
+
+SANITIZE ?= 0
+PREFIX ?= /usr/local
+FUZZ_SECONDS ?= 30
+
+ifeq ($(SANITIZE),1)
+BUILD := build-asan
+MESON_EXTRA := -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug -Doptimization=1
+else
+BUILD := build
+MESON_EXTRA :=
+endif
+
+.PHONY: all deps build run test test-tsan test-all bench fuzz install clean sample
+
+all: build
+
+deps:
+	@scripts/deps.sh build
+
+build: deps
+	@test -f $(BUILD)/build.ninja || meson setup $(BUILD) --prefix=$(PREFIX) $(MESON_EXTRA) >/dev/null
+	@ninja -C $(BUILD) >/dev/null || ninja -C $(BUILD)
+
+run: build
+	$(BUILD)/ctrack read --stats samples/sample.pcap
+
+test:
+	@scripts/deps.sh test
+	@$(MAKE) --no-print-directory build SANITIZE=$(SANITIZE)
+	@scripts/run-tests.sh $(BUILD)
+
+test-tsan:
+	@scripts/deps.sh test
+	@test -f build-tsan/build.ninja || meson setup build-tsan -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debug -Doptimization=1 >/dev/null
+	@ninja -C build-tsan >/dev/null || ninja -C build-tsan
+	@scripts/run-tests.sh build-tsan --suite concurrency
+
+bench:
+	@scripts/deps.sh bench
+	@$(MAKE) --no-print-directory build
+	@scripts/bench.sh
+
+fuzz:
+	@scripts/deps.sh fuzz
+	@test -f build-fuzz/build.ninja || CC=clang meson setup build-fuzz -Dfuzz=true -Dtests=disabled -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug -Doptimization=1 >/dev/null
+	@ninja -C build-fuzz >/dev/null || ninja -C build-fuzz
+	@scripts/run-fuzz.sh build-fuzz $(FUZZ_SECONDS)
+
+install: build
+	meson install -C $(BUILD)
+
+clean:
+	rm -rf build build-asan build-tsan build-fuzz

@@ -1,0 +1,92 @@
+/*
+ * ctrack/gc.h - the collector: expiry in bounded slices.
+ *
+ * Expired entries are removed by the collector, which walks the rows in
+ * slices bounded by time, resuming where the last slice stopped.  Each row
+ * keeps a lower bound of the earliest expiry among its entries and each
+ * group of 64 rows a lower bound over its rows, so a pass reads one word
+ * per 64 idle rows and locks a row only when something in it is due.
+ * Between rows the collector offers to yield (RCU quiescent state, stop
+ * check) at most once per millisecond, reading a cheap clock.
+ *
+ * Two ways to run it:
+ *  - ct_gc_step(): the embedding application calls it from its own loop
+ *    with its own @now and a budget; it returns when the budget is spent
+ *    or a pass completed.
+ *  - ct_gc_start()/ct_gc_stop(): a collector thread owned by the library,
+ *    which plans each pass for the earliest due time, between
+ *    min_interval_ns and max_interval_ns, and reads @now from a clock the
+ *    caller provides (CLOCK_MONOTONIC by default).
+ *
+ * The naive policies the kernel and pf moved away from are kept,
+ * selectable, so the benchmarks can run old and new side by side.
+ */
+#ifndef CTRACK_GC_H
+#define CTRACK_GC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ctrack/table.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum ct_gc_lock_policy {
+	CT_GC_LOCK_DUE = 0,       /* lock a row only when its due bound has passed */
+	CT_GC_LOCK_NONEMPTY,      /* pf: lock every non-empty row */
+	CT_GC_LOCK_ALWAYS,        /* lock every row */
+};
+
+enum ct_gc_yield_policy {
+	CT_GC_YIELD_THROTTLED = 0, /* offer to yield at most once per yield_ns */
+	CT_GC_YIELD_EVERY_ROW,     /* offer to yield after every row */
+};
+
+struct ct_gc_policy {
+	enum ct_gc_lock_policy lock;
+	enum ct_gc_yield_policy yield;
+	uint64_t yield_ns;         /* 0 = 1 ms */
+	uint64_t min_interval_ns;  /* thread: shortest gap between passes; 0 = 10 ms */
+	uint64_t max_interval_ns;  /* thread: longest gap; 0 = 1 s */
+};
+
+void ct_gc_policy_default(struct ct_gc_policy *p);
+
+/* ct_gc_set_policy - change the policy; call while no collector runs. */
+void ct_gc_set_policy(struct ct_table *t, const struct ct_gc_policy *p);
+
+struct ct_gc_result {
+	uint64_t rows_visited;    /* rows whose due bound was read */
+	uint64_t groups_skipped;  /* 64-row groups skipped by their summary */
+	uint64_t rows_locked;
+	uint64_t expired;
+	uint64_t yields;          /* times the yield hook ran */
+	bool pass_done;           /* this call finished a full pass */
+	ct_time_ns next_due;      /* lower bound of the next expiry seen */
+};
+
+/*
+ * ct_gc_step - run the collector on the calling (attached) thread for at
+ * most @budget_ns of wall-clock time (0: until the pass completes).  Emits
+ * DESTROY events for what it removes.  Returns 0 or a negative errno.
+ */
+int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
+	       struct ct_gc_result *res);
+
+/* A clock for the collector thread: returns @now for the table. */
+typedef ct_time_ns (*ct_clock_fn)(void *arg);
+
+/* ct_gc_start - start the collector thread (one per table).  @clock NULL
+ * means CLOCK_MONOTONIC.  Returns 0, -EALREADY, or -errno. */
+int ct_gc_start(struct ct_table *t, ct_clock_fn clock, void *clock_arg);
+
+/* ct_gc_stop - stop it and wait for it to end. Returns 0 or -ESRCH. */
+int ct_gc_stop(struct ct_table *t);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CTRACK_GC_H */

@@ -1,0 +1,228 @@
+/*
+ * ctrack/table.h - the connection table and the per-packet entry points.
+ *
+ * A struct ct_table is a whole tracker: a keyed, RCU-protected hash table
+ * of connections, the per-protocol trackers, namespaces (zone 0 always
+ * exists), counters, events and the collector.  Everything hangs off the
+ * handle; the library has no global state.
+ *
+ * Threads.  Every thread that calls into a table first attaches
+ * (ct_thread_attach) and gets a struct ct_thread: its RCU registration, its
+ * own counters (summed when read, never shared on the hot path) and its
+ * batch of connections waiting for a grace period.  A ct_thread is used by
+ * its own thread only.  Any number of threads may process packets at once.
+ *
+ * RCU flavour.  A table is created for one liburcu flavour:
+ *  - CT_RCU_MEMB (default): readers use urcu-memb read-side sections;
+ *    nothing else is asked of the caller.
+ *  - CT_RCU_QSBR: for dataplanes that poll.  Read-side sections are free;
+ *    in exchange each packet thread reports a quiescent state, which
+ *    ct_process_burst() does at its end, and a thread that stops polling
+ *    must call ct_thread_offline() (or grace periods, and so memory
+ *    reclaim, stall until it comes back).
+ *
+ * Time is an input.  Every call that may change state takes @now, in
+ * nanoseconds of the caller's clock: capture time when replaying, a
+ * monotonic clock when live.  Calls on one table must see non-decreasing
+ * @now per thread; small disagreements between threads are tolerated.
+ *
+ * Errors are negative errno values; nothing here prints or exits.
+ */
+#ifndef CTRACK_TABLE_H
+#define CTRACK_TABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ctrack/packet.h"
+#include "ctrack/settings.h"
+#include "ctrack/tuple.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ct_table;
+struct ct_thread;
+
+enum ct_rcu_flavor {
+	CT_RCU_MEMB = 0,
+	CT_RCU_QSBR = 1,
+};
+
+struct ct_table_config {
+	struct ct_settings settings;   /* defaults for zone 0 and the table */
+	enum ct_rcu_flavor rcu;
+	const uint8_t *hash_key;       /* 16 bytes, or NULL for a random key
+					* (tests of hash flooding fix it) */
+	uint32_t max_chain;            /* longest row (entries) before an
+					* insert is refused as chaintoolong;
+					* 0 = default (64) */
+	uint32_t resize_load_pct;      /* grow when entries exceed this % of
+					* row capacity; 0 = default (75);
+					* 101+ disables online resize */
+};
+
+/* ct_table_config_default - zero-cost defaults: kernel settings (acct on),
+ * memb flavour, random key, chain limit 64, resize at 75%. */
+void ct_table_config_default(struct ct_table_config *cfg);
+
+/*
+ * ct_table_create - allocate a table.  Returns 0 and sets *@out, or
+ * -ENOMEM, -EINVAL (nonsense config).  May be called from any thread;
+ * the calling thread is not attached by it.
+ */
+int ct_table_create(const struct ct_table_config *cfg, struct ct_table **out);
+
+/*
+ * ct_table_destroy - free a table and every connection in it, without
+ * emitting events.  No thread may be attached any more, and the collector
+ * thread must be stopped.  Waits for outstanding RCU callbacks.
+ */
+void ct_table_destroy(struct ct_table *t);
+
+/* ct_thread_attach - attach the calling thread (RCU registration included).
+ * Returns NULL when out of memory.  ct_thread_detach flushes the thread's
+ * counters into the table and hands its pending frees to RCU. */
+struct ct_thread *ct_thread_attach(struct ct_table *t);
+void ct_thread_detach(struct ct_thread *thr);
+
+/* QSBR tables: report a quiescent state (no connection pointers held),
+ * or go offline / online around a period of not polling.  No-ops for
+ * memb tables. */
+void ct_thread_quiescent(struct ct_thread *thr);
+void ct_thread_offline(struct ct_thread *thr);
+void ct_thread_online(struct ct_thread *thr);
+
+/* What the tracker decided about one packet (cf. nft's ct state). */
+enum ct_verdict_class {
+	CT_V_NEW = 0,        /* first packet of a connection (created) */
+	CT_V_ESTABLISHED,    /* belongs to a known connection */
+	CT_V_RELATED,        /* ICMP error about a known connection */
+	CT_V_INVALID,        /* see reason; the table was not changed */
+	CT_V_UNTRACKED,      /* not for conntrack (not IP, neighbour
+			      * discovery, MLD, a fragment) */
+	CT_V_DROP,           /* no room: table full, nothing evictable */
+};
+
+enum {
+	CT_VF_CREATED = 0x01,   /* this packet created the entry */
+	CT_VF_DESTROYED = 0x02, /* this packet ended the entry (RST, refusal) */
+	CT_VF_IGNORED = 0x04,   /* accepted but did not update the entry (the
+				 * kernel's "ignored" packets) */
+	CT_VF_CLASH = 0x08,     /* another thread created it at the same time */
+};
+
+struct ct_verdict {
+	uint8_t cls;         /* enum ct_verdict_class */
+	uint8_t dir;         /* enum ct_dir, for NEW/ESTABLISHED/RELATED */
+	uint8_t reason;      /* enum ct_parse_reason, for INVALID/DROP */
+	uint8_t flags;       /* CT_VF_* */
+	uint8_t l4state;     /* protocol state after the packet */
+	uint16_t zone;
+};
+
+/*
+ * ct_process - track one parsed packet at time @now.  The zone is
+ * pkt->tuple.zone.  Packets whose kind is not CT_PKT_TRACKABLE are
+ * classified (INVALID with the parser's reason, or UNTRACKED) and counted
+ * without touching the table.  Returns 0, or a negative errno for misuse.
+ * Cost: one lookup (a few cache misses when the table is large) plus the
+ * protocol's work; use ct_process_burst() to hide the misses.
+ */
+int ct_process(struct ct_thread *thr, const struct ct_packet *pkt,
+	       ct_time_ns now, struct ct_verdict *v);
+
+/*
+ * ct_process_burst - track @n packets (n <= CT_BURST_MAX) with the staged
+ * lookup: hash all keys, prefetch rows, prefetch entries, compare, then
+ * run the trackers in packet order.  Verdicts land in @v[0..n-1].  For a
+ * QSBR table the thread reports a quiescent state at the end.
+ */
+#define CT_BURST_MAX 64
+int ct_process_burst(struct ct_thread *thr, const struct ct_packet *const *pkts,
+		     unsigned n, ct_time_ns now, struct ct_verdict *v);
+
+/* Connection status bits, numbered as the kernel's IPS_* bits. */
+enum {
+	CT_ST_EXPECTED = 1u << 0,
+	CT_ST_SEEN_REPLY = 1u << 1,
+	CT_ST_ASSURED = 1u << 2,
+	CT_ST_CONFIRMED = 1u << 3,
+	CT_ST_DYING = 1u << 9,
+};
+
+/* A copy of one connection, as listings and events show it. */
+struct ct_conn_info {
+	struct ct_tuple orig;
+	struct ct_tuple reply;
+	uint64_t id;                 /* stable while the entry lives */
+	ct_time_ns expires;          /* absolute, caller's time */
+	ct_time_ns first_seen;       /* 0 unless settings.timestamp */
+	ct_time_ns last_seen;        /* 0 unless settings.timestamp */
+	uint64_t packets[2];         /* by enum ct_dir; 0 unless acct */
+	uint64_t bytes[2];
+	uint32_t status;             /* CT_ST_* */
+	uint32_t mark;
+	uint8_t l4state;             /* protocol state number */
+	const char *state_name;      /* "ESTABLISHED", ..., or NULL for
+				      * protocols without states */
+	uint8_t labels[16];
+};
+
+/*
+ * ct_table_dump - call @fn for every live connection (optionally only zone
+ * @zone, or all with zone < 0).  Runs inside an RCU read-side section of
+ * the calling (attached) thread; entries inserted or removed meanwhile may
+ * or may not be seen, none is seen twice.  @fn returns 0 to go on, anything
+ * else to stop (returned).  Cost: O(table rows + entries).
+ */
+typedef int (*ct_dump_fn)(const struct ct_conn_info *ci, void *arg);
+int ct_table_dump(struct ct_thread *thr, int zone, ct_dump_fn fn, void *arg);
+
+/* ct_table_lookup - copy out the entry holding @tuple (either direction).
+ * Returns 1 found (and *dir set if @dir), 0 not found. */
+int ct_table_lookup(struct ct_thread *thr, const struct ct_tuple *tuple,
+		    struct ct_conn_info *ci, enum ct_dir *dir);
+
+/* ct_table_set_mark / ct_table_set_labels - what iptables' CONNMARK and
+ * connlabel do: set the mark (bits in @mask replaced by @mark) or labels of
+ * the entry holding @tuple; emits an UPDATE event.  Returns 1 done, 0 no
+ * such entry. */
+int ct_table_set_mark(struct ct_thread *thr, const struct ct_tuple *tuple,
+		      uint32_t mark, uint32_t mask, ct_time_ns now);
+int ct_table_set_labels(struct ct_thread *thr, const struct ct_tuple *tuple,
+			const uint8_t labels[16], ct_time_ns now);
+
+/*
+ * ct_table_flush - remove every entry (or those of zone @zone >= 0) with
+ * DESTROY events, as `conntrack -F` does.  Memory is reclaimed after a
+ * grace period; the caller does not wait.  Returns the number removed.
+ */
+long ct_table_flush(struct ct_thread *thr, int zone, ct_time_ns now);
+
+/* ct_table_count - entries in the table (all zones). O(threads). */
+uint64_t ct_table_count(const struct ct_table *t);
+
+/* ct_table_rows - current number of hash rows (changes on resize). */
+uint64_t ct_table_rows(const struct ct_table *t);
+
+/* ct_table_settings - zone 0's settings (read-only view). */
+const struct ct_settings *ct_table_settings(const struct ct_table *t);
+
+/*
+ * ct_conn_size - bytes one entry of protocol @l4 occupies (object only,
+ * without its share of the hash rows).  For documentation and benchmarks.
+ */
+size_t ct_conn_size(const struct ct_table *t, uint8_t l4);
+
+/* l4 protocol and state names as conntrack prints them. */
+const char *ct_l4_name(uint8_t l4);               /* "tcp", ..., "unknown" */
+const char *ct_l4_state_name(uint8_t l4, uint8_t state); /* NULL if none */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CTRACK_TABLE_H */

@@ -1,0 +1,96 @@
+/*
+ * ctrack/tuple.h - the key of a connection.
+ *
+ * A tuple names one direction of a connection the way nf_conntrack's
+ * nf_conntrack_tuple does: layer-3 family, addresses, layer-4 protocol and
+ * the protocol's two 16-bit "ports" (real ports for TCP/UDP/UDP-Lite/SCTP,
+ * id and type/code for ICMP, call ids for GRE, zero for everything else),
+ * plus the zone (namespace id) it lives in.  It is 40 bytes, IPv4 and IPv6
+ * alike, so that one comparison routine serves every protocol.
+ *
+ * Byte order: addresses are kept in network order (as they sit in the
+ * packet), ports, ids and keys in host order.  Unused bytes are zero, so a
+ * tuple can be hashed and compared with memcmp().
+ *
+ * Thread safety: plain values; every function here is pure and may be
+ * called from any thread at any time.
+ */
+#ifndef CTRACK_TUPLE_H
+#define CTRACK_TUPLE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Layer-3 families, numbered as conntrack prints them (AF_INET, AF_INET6). */
+enum ct_l3 {
+	CT_L3_IPV4 = 2,
+	CT_L3_IPV6 = 10,
+};
+
+union ct_addr {
+	uint32_t ip4;      /* network order; the other 12 bytes are zero */
+	uint32_t ip6w[4];  /* network order words */
+	uint8_t ip6[16];
+};
+
+struct ct_tuple {
+	union ct_addr src;
+	union ct_addr dst;
+	uint16_t sport;    /* TCP/UDP/SCTP source port; ICMP id; GRE source key */
+	uint16_t dport;    /* dest port; ICMP (type << 8 | code); GRE dest key */
+	uint16_t zone;     /* namespace / zone id; 0 is the default zone */
+	uint8_t l3;        /* enum ct_l3 */
+	uint8_t l4;        /* IPPROTO_* */
+};
+
+_Static_assert(sizeof(struct ct_tuple) == 40, "ct_tuple must stay 40 bytes");
+
+enum ct_dir {
+	CT_DIR_ORIGINAL = 0,
+	CT_DIR_REPLY = 1,
+};
+
+static inline bool ct_tuple_equal(const struct ct_tuple *a,
+				  const struct ct_tuple *b)
+{
+	return memcmp(a, b, sizeof(*a)) == 0;
+}
+
+/* ICMP type/code helpers for the dport field of ICMP and ICMPv6 tuples. */
+static inline uint8_t ct_tuple_icmp_type(const struct ct_tuple *t)
+{
+	return (uint8_t)(t->dport >> 8);
+}
+
+static inline uint8_t ct_tuple_icmp_code(const struct ct_tuple *t)
+{
+	return (uint8_t)(t->dport & 0xff);
+}
+
+/*
+ * ct_tuple_invert - the tuple a reply to @t would carry.
+ * Swaps addresses and ports; for ICMP/ICMPv6 queries maps the request type
+ * to its reply type (echo -> echo reply, ...).  Returns false when @t has no
+ * reply form (an ICMP type that is not a tracked query), as the kernel's
+ * invert_tuple does; @out is then unspecified.
+ */
+bool ct_tuple_invert(const struct ct_tuple *t, struct ct_tuple *out);
+
+/*
+ * ct_tuple_format - "src=A dst=B sport=P dport=Q" (or the ICMP / GRE /
+ * generic variant), exactly as conntrack prints a tuple.  Writes at most
+ * @size bytes including the terminating NUL; returns the length it wanted,
+ * as snprintf does.
+ */
+int ct_tuple_format(const struct ct_tuple *t, char *buf, unsigned size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* CTRACK_TUPLE_H */

@@ -1,0 +1,109 @@
+/*
+ * conn.h - the layout of one connection entry (private).
+ *
+ * An entry is a 64-byte core followed by its protocol's private area and
+ * then the optional extensions (accounting, timestamps, labels), the way
+ * the kernel hangs nf_ct_ext off nf_conn.  Only what the hot path needs is
+ * in the core: the original tuple (the reply tuple is derived, ctrack does
+ * no NAT), the absolute expiry, the status bits, the hash and a byte lock.
+ * Entries live in their namespace's slab (slab.c), so that a namespace's
+ * teardown walks only its own memory.
+ *
+ * Locking rules, stated once:
+ *  - tuple, hash, proto, zone, ext: written before the entry is published
+ *    in a row, never after; read freely under RCU.
+ *  - l4state, the private area, counters, mark, labels: written only with
+ *    the entry's lock held (ct_conn_lock); readers that copy them out for a
+ *    dump take the lock too.
+ *  - expires: written with the entry's lock held, read without (GC, dumps,
+ *    lookups reaping expired entries) - it is a single aligned 64-bit word.
+ *  - status: atomic bit operations; CT_ST_DYING is set, with the entry's
+ *    lock held, by whoever unlinks the entry, before it leaves its row.  A
+ *    packet that finds a DYING entry treats it as absent.
+ *  - After DYING and unlinking, nobody writes the entry until it is freed
+ *    after a grace period.
+ */
+#ifndef CT_CONN_H
+#define CT_CONN_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <urcu/arch.h>
+
+#include "ctrack/tuple.h"
+
+/* Extension bits (ct_conn.ext). */
+enum {
+	CT_EXT_ACCT = 0x01,     /* struct ct_ext_acct */
+	CT_EXT_TSTAMP = 0x02,   /* struct ct_ext_tstamp */
+	CT_EXT_LABELS = 0x04,   /* struct ct_ext_labels */
+};
+
+struct ct_conn {
+	struct ct_tuple tuple;       /* original direction */
+	uint64_t expires;            /* absolute, ns of caller time */
+	_Atomic uint32_t status;     /* CT_ST_* (table.h) */
+	uint32_t mark;
+	uint32_t hash;               /* keyed symmetric hash of the tuple */
+	uint8_t l4state;             /* protocol state (TCP_CONNTRACK_*...) */
+	_Atomic uint8_t lock;        /* byte spinlock, see ct_conn_lock */
+	uint8_t proto;               /* index into the tracker table */
+	uint8_t ext;                 /* CT_EXT_* present */
+	/* the protocol's private area follows (aligned to 8) */
+	uint64_t priv[];
+};
+
+_Static_assert(sizeof(struct ct_conn) == 64, "ct_conn core must be 64 bytes");
+
+struct ct_ext_acct {
+	uint64_t packets[2];
+	uint64_t bytes[2];
+};
+
+struct ct_ext_tstamp {
+	uint64_t first_ns;
+	uint64_t last_ns;
+};
+
+struct ct_ext_labels {
+	uint8_t bits[16];
+};
+
+static inline void *ct_conn_priv(struct ct_conn *c)
+{
+	return c->priv;
+}
+
+static inline const void *ct_conn_priv_const(const struct ct_conn *c)
+{
+	return c->priv;
+}
+
+static inline void ct_conn_lock(struct ct_conn *c)
+{
+	while (atomic_exchange_explicit(&c->lock, 1, memory_order_acquire)) {
+		while (atomic_load_explicit(&c->lock, memory_order_relaxed))
+			caa_cpu_relax();
+	}
+}
+
+static inline void ct_conn_unlock(struct ct_conn *c)
+{
+	atomic_store_explicit(&c->lock, 0, memory_order_release);
+}
+
+static inline uint32_t ct_conn_status(const struct ct_conn *c)
+{
+	return atomic_load_explicit(&((struct ct_conn *)c)->status,
+				    memory_order_acquire);
+}
+
+static inline bool ct_conn_test_and_set(struct ct_conn *c, uint32_t bit)
+{
+	return atomic_fetch_or_explicit(&c->status, bit,
+					memory_order_acq_rel) & bit;
+}
+
+#endif /* CT_CONN_H */

@@ -1,0 +1,2 @@
+/* event.c - (being written) */
+#include "conn.h"

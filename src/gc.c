@@ -1,0 +1,2 @@
+/* gc.c - (being written) */
+#include "conn.h"

@@ -1,0 +1,2 @@
+/* hash.c - (being written) */
+#include "conn.h"

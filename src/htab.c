@@ -1,0 +1,2 @@
+/* htab.c - (being written) */
+#include "conn.h"

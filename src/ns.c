@@ -1,0 +1,2 @@
+/* ns.c - (being written) */
+#include "conn.h"

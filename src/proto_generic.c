@@ -1,0 +1,23 @@
+/*
+ * proto_generic.c - every IP protocol without a tracker of its own.
+ *
+ * As nf_conntrack_proto_generic.c: no state, no ports (the tuple has
+ * zeroes), one timeout (nf_conntrack_generic_timeout, 600 s), refreshed by
+ * every packet in either direction.  conntrack prints these as "unknown".
+ */
+#include "proto.h"
+
+static void generic_packet(struct ct_conn *c, const struct ct_proto_ctx *ctx,
+			   struct ct_proto_out *out)
+{
+	(void)c;
+	out->verdict = CT_PV_ACCEPT;
+	out->timeout_ns = ct_secs(ctx->set->generic_timeout);
+}
+
+const struct ct_proto ct_proto_generic = {
+	.name = "unknown",
+	.l4 = 0,
+	.priv_size = 0,
+	.packet = generic_packet,
+};

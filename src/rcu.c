@@ -1,0 +1,2 @@
+/* rcu.c - (being written) */
+#include "conn.h"

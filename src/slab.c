@@ -1,0 +1,2 @@
+/* slab.c - (being written) */
+#include "conn.h"

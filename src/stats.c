@@ -1,0 +1,2 @@
+/* stats.c - (being written) */
+#include "conn.h"

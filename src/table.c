@@ -1,0 +1,2 @@
+/* table.c - (being written) */
+#include "conn.h"

@@ -1,0 +1,2 @@
+/* track.c - (being written) */
+#include "conn.h"
