@@ -96,6 +96,9 @@ enum ct_parse_reason {
 	CT_PR_ICMP_UNTRACKED_TYPE, /* ICMP type that cannot start a connection */
 	CT_PR_TABLE_FULL,          /* no room and nothing could be evicted */
 	CT_PR_NS_DYING,            /* namespace is being destroyed */
+	CT_PR_NS_UNKNOWN,          /* zone has no namespace */
+	CT_PR_NO_MEMORY,           /* could not allocate an entry */
+	CT_PR_CHAIN_TOO_LONG,      /* row at its chain limit (hash flood) */
 	CT_PR_MAX
 };
 

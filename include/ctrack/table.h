@@ -62,6 +62,8 @@ struct ct_table_config {
 	uint32_t resize_load_pct;      /* grow when entries exceed this % of
 					* row capacity; 0 = default (75);
 					* 101+ disables online resize */
+	bool labels;                   /* give entries room for 128-bit
+					* labels (ct_table_set_labels) */
 };
 
 /* ct_table_config_default - zero-cost defaults: kernel settings (acct on),
