@@ -153,6 +153,9 @@ enum {
 	CT_ST_ASSURED = 1u << 2,
 	CT_ST_CONFIRMED = 1u << 3,
 	CT_ST_DYING = 1u << 9,
+	CT_ST_NAT_CLASH = 1u << 12,  /* IPS_NAT_CLASH: ctrack (no NAT) never
+				      * sets it; UDP/GRE never assure such
+				      * an entry, as in the kernel */
 };
 
 /* A copy of one connection, as listings and events show it. */
