@@ -1,6 +1,7 @@
 /*
  * proto_tcp.c - the TCP tracker, behaving as Linux's nf_conntrack_proto_tcp
- * (6.1 and later; checked against the 6.17 source).
+ * (6.1 and later; checked against the 6.17 source plus the one later
+ * stable fix noted in tcp_check_rst()).
  *
  * The work for one packet has three parts, in the kernel's order:
  *
@@ -597,8 +598,12 @@ static enum tcp_rst_verdict tcp_check_rst(struct ct_tcp_priv *p, unsigned d,
 
 	/* A RST answering a SYN or ACK we let through (ignored SYN in a
 	 * live connection, or a half-open connection): it may acknowledge
-	 * data we never tracked, so skip the window checks. */
-	if (((seen_reply && p->last_index == CT_TCP_K_SYN) ||
+	 * data we never tracked, so skip the window checks.  The SYN must
+	 * have come from the other side: "do not force CLOSE on
+	 * invalid-seq RST without direction check" (May 2026, in stable
+	 * 6.18.y and 7.0.y; kernels before it lack the last_dir test). */
+	if (((seen_reply && p->last_index == CT_TCP_K_SYN &&
+	      p->last_dir != d) ||
 	     (!assured && p->last_index == CT_TCP_K_ACK)) &&
 	    th->ack == p->last_end)
 		return TCP_RST_SKIP_WINDOW;

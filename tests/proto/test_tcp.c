@@ -11,7 +11,8 @@
  * Every expectation is derived from a named rule of the kernel's
  * net/netfilter/nf_conntrack_proto_tcp.c (6.17): the transition table
  * tcp_conntracks[][][], tcp_new(), tcp_in_window(), nf_tcp_handle_invalid()
- * and the special cases of nf_conntrack_tcp_packet().  The comment above
+ * and the special cases of nf_conntrack_tcp_packet(), plus the May 2026
+ * stable fix to the RST-after-ignored-SYN rule.  The comment above
  * each test says which.  Timeouts are the defaults of a fresh namespace
  * (KERNEL-ORACLE-FACTS.md): SYN_SENT 120, SYN_RECV 60, ESTABLISHED 432000,
  * FIN_WAIT 120, CLOSE_WAIT 60, LAST_ACK 30, TIME_WAIT 120, CLOSE 10,
@@ -874,6 +875,40 @@ static void test_syn_after_peer_rst_is_ignored_then_resynced_by_synack(void **st
 	sim_free(s);
 }
 
+/*
+ * CLOSE case, "RST sent to invalid SYN ... we had let through": with a
+ * reply seen and the last packet an ignored SYN, a RST from the other
+ * side whose ack equals that SYN's end skips the window checks (here
+ * its seq is far out of window) and closes.  Since the May 2026 fix
+ * "do not force CLOSE on invalid-seq RST without direction check"
+ * (stable 6.18.y) a RST from the SYN's own side does not: it goes
+ * through tcp_in_window and fails bound III.
+ */
+static void test_rst_answering_ignored_syn_skips_window_only_from_other_side(void **st)
+{
+	struct sim *s = sim_new();
+	struct ct_proto_out o;
+
+	(void)st;
+	handshake(s);
+	o = sim_send(s, ORIG, SEG(.flags = SYN, .seq = 600000));
+	assert_ignored(o, CT_TCP_ESTABLISHED);
+	o = sim_send(s, ORIG, SEG(.flags = RST | ACK, .seq = 600001, .ack = 600001));
+	assert_invalid(o, CT_TCP_ESTABLISHED, CT_PR_TCP_OUT_OF_WINDOW);
+	/* nf_tcp_handle_invalid recorded that RST as the last packet, so
+	 * the other side's case needs a fresh connection. */
+	assert_int_equal(priv(s)->last_index, CT_TCP_K_RST);
+
+	sim_free(s);
+	s = sim_new();
+	handshake(s);
+	sim_send(s, ORIG, SEG(.flags = SYN, .seq = 600000));
+	o = sim_send(s, REPLY, SEG(.flags = RST | ACK, .seq = S_ISN + 50000000,
+				   .ack = 600001));
+	assert_accept(o, CT_TCP_CLOSE, 10);
+	sim_free(s);
+}
+
 /* Reopen after the client's own RST: last_dir == dir, last_index RST. */
 static void test_syn_after_own_rst_repeats(void **st)
 {
@@ -1595,6 +1630,7 @@ int main(void)
 		cmocka_unit_test(test_reply_syn_in_time_wait_also_repeats),
 		cmocka_unit_test(test_syn_after_peer_rst_is_ignored_then_resynced_by_synack),
 		cmocka_unit_test(test_syn_after_own_rst_repeats),
+		cmocka_unit_test(test_rst_answering_ignored_syn_skips_window_only_from_other_side),
 		cmocka_unit_test(test_challenge_ack_in_last_ack_is_not_the_last_ack),
 		cmocka_unit_test(test_midstream_pickup_with_loose_is_established_and_assured_later),
 		cmocka_unit_test(test_midstream_pickup_refused_without_loose),
