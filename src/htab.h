@@ -64,7 +64,6 @@ struct ct_htab {
 	_Atomic uint8_t ovf_lock;
 	struct ct_row **ovf;
 	uint64_t n_ovf, cap_ovf;
-	void *table;                   /* owner, for the reclaim callback */
 	struct rcu_head rcu;
 };
 

@@ -12,10 +12,10 @@
  * that finds nothing in the old generation looks in the future one, so
  * every live entry is always found.  Writers that meet a row marked MOVED
  * go to the future generation.  When every row has moved, the future
- * becomes current and the old generation is freed after a grace period;
- * no second resize starts before that, so a reader never needs to look
- * further than one generation ahead.  No writer ever waits for more than
- * one row's migration.
+ * becomes current and the old generation is freed after a grace period.
+ * A reader that still holds an old generation follows the chain of
+ * futures, all of which stay allocated until its read section ends.  No
+ * writer ever waits for more than one row's migration.
  *
  * Iterations over rows (dump, flush, the collector, namespace sweeps) hold
  * resize_lock, which pauses migration (never inserts), so they see each
@@ -395,14 +395,15 @@ struct ct_conn *ct_table_find(struct ct_thread *thr, uint64_t hash,
 			      const struct ct_tuple *inv, enum ct_dir *dir)
 {
 	struct ct_htab *h = atomic_load_explicit(&thr->t->htab, memory_order_acquire);
-	struct ct_conn *c = ct_htab_find(h, hash, key, inv, dir);
 
-	if (!c) {
-		struct ct_htab *f = atomic_load_explicit(&h->future, memory_order_acquire);
-		if (f)
-			c = ct_htab_find(f, hash, key, inv, dir);
+	/* a reader that loaded an old generation follows the futures: every
+	 * generation it can reach stays allocated until its read section ends */
+	for (; h; h = atomic_load_explicit(&h->future, memory_order_acquire)) {
+		struct ct_conn *c = ct_htab_find(h, hash, key, inv, dir);
+		if (c)
+			return c;
 	}
-	return c;
+	return NULL;
 }
 
 void ct_conn_due_lowered(struct ct_table *t, struct ct_conn *c)
@@ -422,11 +423,7 @@ void ct_conn_due_lowered(struct ct_table *t, struct ct_conn *c)
 
 static void old_htab_free_cb(struct rcu_head *head)
 {
-	struct ct_htab *h = caa_container_of(head, struct ct_htab, rcu);
-	struct ct_table *t = h->table;
-
-	ct_htab_free(h);
-	atomic_store_explicit(&t->retiring, false, memory_order_release);
+	ct_htab_free(caa_container_of(head, struct ct_htab, rcu));
 }
 
 /* Move every entry of old row @i into generation @f.  Caller holds
@@ -508,13 +505,8 @@ bool ct_table_resize_step(struct ct_table *t, uint64_t rows)
 		atomic_store_explicit(&h->mig_next, i + 1, memory_order_relaxed);
 	}
 	if (atomic_load_explicit(&h->mig_next, memory_order_relaxed) >= h->n_rows) {
-		atomic_store_explicit(&t->retiring, true, memory_order_release);
 		atomic_store_explicit(&t->htab, f, memory_order_release);
 		atomic_fetch_add(&t->resizes, 1);
-		/* a new resize may start only after h is gone (maybe_grow
-		 * checks retiring), so readers look one generation ahead at
-		 * most */
-		h->table = t;
 		t->rcu->update_call_rcu(&h->rcu, old_htab_free_cb);
 		pthread_mutex_unlock(&t->resize_lock);
 		return false;
@@ -533,8 +525,7 @@ void ct_table_maybe_grow(struct ct_table *t)
 	if (t->cfg.resize_load_pct > 100 || n <= 0 ||
 	    (uint64_t)n * 100 <= cap * t->cfg.resize_load_pct)
 		return;
-	if (atomic_load_explicit(&h->future, memory_order_relaxed) ||
-	    atomic_load_explicit(&t->retiring, memory_order_acquire))
+	if (atomic_load_explicit(&h->future, memory_order_relaxed))
 		return;
 	if (pthread_mutex_trylock(&t->resize_lock) != 0)
 		return;
@@ -544,7 +535,14 @@ void ct_table_maybe_grow(struct ct_table *t)
 		pthread_mutex_unlock(&t->resize_lock);
 		return;
 	}
-	f = ct_htab_new(h->n_rows * 2);
+	/* grow so that the entries fill at most half the new threshold:
+	 * a burst of inserts during the migration still has room */
+	{
+		uint64_t rows = h->n_rows * 2;
+		while ((uint64_t)n * 200 > rows * CT_ROW_SLOTS * t->cfg.resize_load_pct)
+			rows *= 2;
+		f = ct_htab_new(rows);
+	}
 	if (f && !atomic_compare_exchange_strong(&h->future, &expect, f))
 		ct_htab_free(f);
 	pthread_mutex_unlock(&t->resize_lock);

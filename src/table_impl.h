@@ -89,8 +89,6 @@ struct ct_table {
 	const struct rcu_flavor_struct *rcu;
 	struct ct_hash_key key;
 	_Atomic(struct ct_htab *) htab;     /* current generation */
-	_Atomic bool retiring;              /* an old generation awaits its
-					     * grace period: no new resize */
 	pthread_mutex_t resize_lock;        /* held while rows are iterated
 					     * (dump, flush, sweep, gc) or
 					     * migrated */

@@ -49,6 +49,38 @@ static void set_invalid(struct ct_thread *thr, struct ct_ns *ns,
 }
 
 /* Report an event about @c, which the caller does not hold locked. */
+static bool is_icmp(const struct ct_packet *pkt)
+{
+	return (pkt->tuple.l4 == IPPROTO_ICMP && pkt->tuple.l3 == CT_L3_IPV4) ||
+	       (pkt->tuple.l4 == IPPROTO_ICMPV6 && pkt->tuple.l3 == CT_L3_IPV6);
+}
+
+/*
+ * The kernel counts ICMP errors it cannot relate, malformed ICMP and ICMP
+ * with bad checksums under `error`, not `invalid` (proto_icmp.h); the
+ * packet is INVALID to the rule set all the same.
+ */
+static void set_invalid_or_error(struct ct_thread *thr, struct ct_ns *ns,
+				 struct ct_verdict *v, const struct ct_packet *pkt,
+				 uint8_t reason)
+{
+	bool err = reason == CT_PR_ICMP_BAD || reason == CT_PR_ICMP_NO_MATCH ||
+		   (is_icmp(pkt) && (reason == CT_PR_L4_TRUNCATED ||
+				     reason == CT_PR_L4_BAD_CSUM));
+
+	if (!err) {
+		set_invalid(thr, ns, v, reason);
+		return;
+	}
+	v->cls = CT_V_INVALID;
+	v->reason = reason;
+	thr->ctr.error++;
+	if (reason < CT_PR_MAX)
+		thr->ctr.invalid_by_reason[reason]++;
+	if (ns)
+		CT_NS_CTR(ns, error, 1);
+}
+
 static void emit(struct ct_thread *thr, struct ct_conn *c, enum ct_event_type type,
 		 uint32_t what, enum ct_destroy_cause cause, ct_time_ns now)
 {
@@ -229,7 +261,7 @@ static void related(struct ct_thread *thr, struct ct_ns *ns,
 	uint8_t reason = 0;
 
 	if (!ct_icmp_error_key(pkt, &key, &reason)) {
-		set_invalid(thr, ns, v, reason);
+		set_invalid_or_error(thr, ns, v, pkt, reason);
 		return;
 	}
 	if (!ct_tuple_invert(&key, &inv))
@@ -237,12 +269,11 @@ static void related(struct ct_thread *thr, struct ct_ns *ns,
 	c = ct_table_find(thr, ct_hash_tuple(&thr->t->key, &key), &key, &inv,
 			  &inner_dir);
 	if (!c || (ct_conn_status(c) & CT_ST_DYING)) {
-		thr->ctr.error++;
-		set_invalid(thr, ns, v, CT_PR_ICMP_NO_MATCH);
+		set_invalid_or_error(thr, ns, v, pkt, CT_PR_ICMP_NO_MATCH);
 		return;
 	}
 	if (!ct_icmp_error_accept(pkt, &c->tuple, inner_dir, &err_dir, &reason)) {
-		set_invalid(thr, ns, v, reason);
+		set_invalid_or_error(thr, ns, v, pkt, reason);
 		return;
 	}
 	v->cls = CT_V_RELATED;
@@ -276,7 +307,8 @@ static void process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 	thr->ctr.packets++;
 	if (pkt->kind != CT_PKT_TRACKABLE) {
 		if (pkt->kind == CT_PKT_INVALID) {
-			set_invalid(thr, ct_ns_get(t, pkt->tuple.zone), v, pkt->reason);
+			set_invalid_or_error(thr, ct_ns_get(t, pkt->tuple.zone), v,
+					     pkt, pkt->reason);
 		} else {
 			v->cls = CT_V_UNTRACKED;
 			thr->ctr.untracked++;
@@ -294,6 +326,12 @@ static void process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 	}
 	set = ct_ns_settings(ns);
 	proto = ct_proto_find(pkt->tuple.l4);
+	/* the kernel checks checksums first: a neighbour solicitation with
+	 * a bad checksum is INVALID, not UNTRACKED */
+	if (set->checksum && !ct_packet_l4_csum_ok(pkt)) {
+		set_invalid_or_error(thr, ns, v, pkt, CT_PR_L4_BAD_CSUM);
+		return;
+	}
 	if (proto->classify) {
 		uint8_t reason = 0;
 		int r = proto->classify(pkt, set, &reason);
@@ -303,13 +341,9 @@ static void process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 			return;
 		}
 		if (r == CT_V_INVALID) {
-			set_invalid(thr, ns, v, reason);
+			set_invalid_or_error(thr, ns, v, pkt, reason);
 			return;
 		}
-	}
-	if (set->checksum && !ct_packet_l4_csum_ok(pkt)) {
-		set_invalid(thr, ns, v, CT_PR_L4_BAD_CSUM);
-		return;
 	}
 	if (!k->lookup) {
 		related(thr, ns, pkt, v);
@@ -346,7 +380,16 @@ lookup:
 		proto->packet(c, &ctx, &out);
 		switch (out.verdict) {
 		case CT_PV_INVALID:
+			/* TCP may shorten a dead connection's timeout on an
+			 * invalid packet (nf_tcp_handle_invalid): lower only */
+			lowered = false;
+			if (out.timeout_ns && now + out.timeout_ns < c->expires) {
+				c->expires = now + out.timeout_ns;
+				lowered = true;
+			}
 			ct_conn_unlock(c);
+			if (lowered)
+				ct_conn_due_lowered(t, c);
 			set_invalid(thr, ns, v, out.reason ? out.reason : CT_PR_TCP_INVALID_STATE);
 			return;
 		case CT_PV_REPEAT: {
@@ -547,8 +590,7 @@ static void make_key(const struct ct_table *t, const struct ct_packet *pkt,
 	k->lookup = false;
 	if (pkt->kind != CT_PKT_TRACKABLE)
 		return;
-	if ((pkt->tuple.l4 == IPPROTO_ICMP || pkt->tuple.l4 == IPPROTO_ICMPV6) &&
-	    pkt->u.icmp.is_error)
+	if (is_icmp(pkt) && ct_icmp_is_error(pkt))
 		return;
 	k->key = pkt->tuple;
 	if (!ct_tuple_invert(&k->key, &k->inv))
