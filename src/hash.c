@@ -89,6 +89,11 @@ uint64_t ct_hash_tuple(const struct ct_hash_key *key, const struct ct_tuple *t)
 	}
 }
 
+uint64_t ct_hash_u64(const struct ct_hash_key *key, uint64_t v)
+{
+	return siphash13(key, &v, 1);
+}
+
 int ct_hash_key_random(struct ct_hash_key *key)
 {
 	uint8_t *p = (uint8_t *)key;

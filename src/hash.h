@@ -26,6 +26,9 @@ struct ct_hash_key {
 /* ct_hash_tuple - 64-bit keyed hash; equal for a tuple and its inverse. */
 uint64_t ct_hash_tuple(const struct ct_hash_key *key, const struct ct_tuple *t);
 
+/* ct_hash_u64 - keyed hash of one word (entry ids). */
+uint64_t ct_hash_u64(const struct ct_hash_key *key, uint64_t v);
+
 /* ct_hash_key_random - fill @key from getrandom(); returns 0 or -errno. */
 int ct_hash_key_random(struct ct_hash_key *key);
 

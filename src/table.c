@@ -253,13 +253,14 @@ void ct_conn_fill_info(struct ct_table *t, struct ct_conn *c,
 	struct ct_ext_acct *a = ct_conn_acct(c);
 	struct ct_ext_tstamp *ts = ct_conn_tstamp(c);
 	struct ct_ext_labels *lb = ct_conn_labels(c);
-	uint64_t m[2] = { (uint64_t)(uintptr_t)c, 0x6374726b };
 
 	memset(ci, 0, sizeof(*ci));
 	ci->orig = c->tuple;
 	if (!ct_tuple_invert(&c->tuple, &ci->reply))
 		ci->reply = c->tuple;
-	ci->id = ct_hash_tuple(&t->key, (const struct ct_tuple *)(const void *)m) >> 32;
+	/* like the kernel's ct id: a keyed hash of the address, so ids do
+	 * not leak pointers */
+	ci->id = ct_hash_u64(&t->key, (uint64_t)(uintptr_t)c) >> 32;
 	ci->expires = c->expires;
 	ci->status = ct_conn_status(c);
 	ci->mark = c->mark;
