@@ -64,10 +64,16 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static ct_time_ns next_gc_due;
+
 static void on_event(const struct ct_event *ev, void *arg)
 {
 	struct read_state *rs = arg;
 
+	/* a new entry or a state change may bring the next expiry forward:
+	 * the collector runs exactly when capture time reaches it */
+	if (ev->type != CT_EV_DESTROY && ev->conn.expires < next_gc_due)
+		next_gc_due = ev->conn.expires;
 	if (!rs->events)
 		return;
 	if (rs->in_gc) {
@@ -99,8 +105,6 @@ static int cmp_gc_ev(const void *a, const void *b)
 	return x->conn.id < y->conn.id ? -1 : x->conn.id > y->conn.id;
 }
 
-static ct_time_ns next_gc_due;
-
 /* Run a full collector pass at capture time @now; print its DESTROYs in
  * expiry order. */
 static void run_gc(struct read_state *rs, ct_time_ns now)
@@ -110,7 +114,9 @@ static void run_gc(struct read_state *rs, ct_time_ns now)
 	rs->in_gc = true;
 	ct_gc_step(rs->thr, now, 0, &r);
 	rs->in_gc = false;
-	next_gc_due = r.next_due;
+	/* the bounds are lower bounds, and a timeout shortened without an
+	 * event is caught within a second of capture time at worst */
+	next_gc_due = r.next_due < now + 1000000000ull ? r.next_due : now + 1000000000ull;
 	if (rs->n_gc_ev) {
 		qsort(rs->gc_ev, rs->n_gc_ev, sizeof(*rs->gc_ev), cmp_gc_ev);
 		for (size_t i = 0; i < rs->n_gc_ev; i++) {
