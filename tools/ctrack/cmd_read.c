@@ -117,6 +117,8 @@ static void run_gc(struct read_state *rs, ct_time_ns now)
 	/* the bounds are lower bounds, and a timeout shortened without an
 	 * event is caught within a second of capture time at worst */
 	next_gc_due = r.next_due < now + 1000000000ull ? r.next_due : now + 1000000000ull;
+	if (next_gc_due <= now)
+		next_gc_due = now + 1;
 	if (rs->n_gc_ev) {
 		qsort(rs->gc_ev, rs->n_gc_ev, sizeof(*rs->gc_ev), cmp_gc_ev);
 		for (size_t i = 0; i < rs->n_gc_ev; i++) {
