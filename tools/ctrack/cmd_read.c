@@ -289,7 +289,8 @@ static void print_table(struct read_state *rs)
 
 	if (ct_table_dump(rs->thr, -1, collect, &d) != 0)
 		fprintf(stderr, "ctrack: out of memory while listing the table\n");
-	qsort(d.v, d.n, sizeof(*d.v), cmp_first_seen);
+	if (d.n)
+		qsort(d.v, d.n, sizeof(*d.v), cmp_first_seen);
 	for (size_t i = 0; i < d.n; i++) {
 		long long left = d.v[i].expires > rs->now
 			? (long long)((d.v[i].expires - rs->now) / 1000000000ull) : 0;
@@ -525,6 +526,22 @@ int cmd_read(int argc, char **argv)
 
 	if (rs.have_now)
 		run_gc(&rs, rs.now);
+	{
+		/* captures taken on a sending host carry the partial checksums
+		 * of checksum offload; like the kernel (nf_conntrack_checksum=1)
+		 * ctrack calls them INVALID.  Say so once, with the remedy. */
+		struct ct_stats st;
+
+		ct_table_get_stats(rs.t, &st);
+		if (rs.set.checksum && st.invalid_by_reason[CT_PR_L4_BAD_CSUM] * 20 > st.packets &&
+		    st.packets)
+			fprintf(stderr, "ctrack: note: %" PRIu64 " of %" PRIu64 " packets had bad "
+				"L4 checksums and were INVALID (as the kernel does with "
+				"nf_conntrack_checksum=1); a capture taken on a host with "
+				"checksum offload looks like this: try --set "
+				"nf_conntrack_checksum=0\n",
+				st.invalid_by_reason[CT_PR_L4_BAD_CSUM], st.packets);
+	}
 	if (rs.table)
 		print_table(&rs);
 	if (rs.stats)
