@@ -504,10 +504,11 @@ int cmd_read(int argc, char **argv)
 	}
 
 	rs.fo.acct = rs.set.acct;
+	/* first/last packet times: for JSON and for a stable listing order
+	 * (zones created on the fly get the same settings) */
+	rs.set.timestamp = 1;
 	ct_table_config_default(&cfg);
 	cfg.settings = rs.set;
-	/* first/last packet times: for JSON and for a stable listing order */
-	cfg.settings.timestamp = 1;
 	if ((err = ct_table_create(&cfg, &rs.t)) < 0) {
 		fprintf(stderr, "ctrack: cannot create the table: %s\n", strerror(-err));
 		return CT_EXIT_INTERNAL;
