@@ -257,12 +257,7 @@ int ct_settings_get(const struct ct_settings *s, const char *name, char *buf,
 	return 0;
 }
 
-const char *const *ct_settings_names(void)
+const char *ct_settings_name(unsigned i)
 {
-	static const char *names[sizeof(knobs) / sizeof(knobs[0]) + 1];
-
-	if (!names[0])
-		for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
-			names[i] = knobs[i].name;
-	return names;
+	return i < sizeof(knobs) / sizeof(knobs[0]) ? knobs[i].name : NULL;
 }

@@ -122,10 +122,11 @@ int ct_settings_get(const struct ct_settings *s, const char *name, char *buf,
 		    unsigned size);
 
 /*
- * ct_settings_names - the modelled knob names, NULL-terminated, for help
- * texts and completion.
+ * ct_settings_name - the @i-th modelled knob name (without the
+ * "net.netfilter." prefix), or NULL past the last; for help texts and
+ * completion.
  */
-const char *const *ct_settings_names(void);
+const char *ct_settings_name(unsigned i);
 
 #ifdef __cplusplus
 }
