@@ -120,9 +120,11 @@ static bool kill(struct ct_thread *thr, struct ct_conn *c,
 		ct_conn_fill_info(thr->t, c, ci);
 	if (!ct_conn_unlink_locked(thr, c))
 		return false;
+	/* each removal is counted once: early_drop() counts its evictions
+	 * itself, as the collector does */
 	if (cause == CT_DESTROY_TIMEOUT)
 		thr->ctr.expired++;
-	else
+	else if (cause != CT_DESTROY_EARLY_DROP)
 		thr->ctr.deleted++;
 	return true;
 }
