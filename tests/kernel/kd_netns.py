@@ -169,6 +169,8 @@ class Topology:
         self.router_ports = ["r0", "r1"]
         self.created = []
         self.procs = []
+        self.addrs = {}      # (role, ifname) -> (v4, v6) without prefix length
+        self.neighbours = []  # pairs of (role, ifname) on one link (or one bridged link)
 
     # -- helpers -----------------------------------------------------------
     def ns(self, role):
@@ -207,6 +209,7 @@ class Topology:
              "name", b_if, "netns", self.names[b_role]])
 
     def _addr(self, role, ifname, v4, v6):
+        self.addrs[(role, ifname)] = (v4.split("/")[0], v6.split("/")[0])
         self.ip(role, "addr", "add", v4, "dev", ifname)
         self.ip(role, "-6", "addr", "add", v6, "dev", ifname, "nodad")
 
@@ -227,14 +230,19 @@ class Topology:
             self.ip(role, "link", "set", "lo", "up")
             self._quiet_host(role)
         self._veth("client", "c0", "router", "r0")
+        self.neighbours.append((("client", "c0"), ("router", "r0")))
         if self.middle == "l2":
             self._veth("router", "r1", "fwd", "f0")
             self._veth("fwd", "f1", "server", "s0")
+            self.neighbours.append((("router", "r1"), ("server", "s0")))
         elif self.middle == "hop":
             self._veth("router", "r1", "hop", "h0")
             self._veth("hop", "h1", "server", "s0")
+            self.neighbours.append((("router", "r1"), ("hop", "h0")))
+            self.neighbours.append((("hop", "h1"), ("server", "s0")))
         else:
             self._veth("router", "r1", "server", "s0")
+            self.neighbours.append((("router", "r1"), ("server", "s0")))
 
         self._addr("client", "c0", self.CLIENT4 + "/24", self.CLIENT6 + "/64")
         self._addr("router", "r0", self.ROUTER_C4 + "/24", self.ROUTER_C6 + "/64")
@@ -287,6 +295,7 @@ class Topology:
         else:
             self.ip("server", "route", "add", "default", "via", self.ROUTER_S4)
             self.ip("server", "-6", "route", "add", "default", "via", self.ROUTER_S6)
+        self.static_neighbours()
         self.setup_router(router_sysctls or {})
         return self
 
@@ -328,12 +337,17 @@ table inet ctk {
             self.sh("router", "for q in /sys/class/net/%s/queues/rx-*; do echo %s > $q/rps_cpus;"
                               " done" % (p, mask))
 
-    def neighbours_warm(self):
-        """Resolves neighbours in advance, so that ARP/ND does not delay the first packets."""
-        self.ip("client", "neigh", "replace", self.ROUTER_C4, "lladdr",
-                self.mac("router", "r0"), "dev", "c0", "nud", "permanent")
-        self.ip("client", "-6", "neigh", "replace", self.ROUTER_C6, "lladdr",
-                self.mac("router", "r0"), "dev", "c0", "nud", "permanent")
+    def static_neighbours(self):
+        """Permanent ARP/ND entries on every link: no resolution delays the first
+        packets of a scenario (a lost first neighbour solicitation costs a second)."""
+        for a, b in self.neighbours:
+            for (role, ifn), (prole, pifn) in ((a, b), (b, a)):
+                mac = self.mac(prole, pifn)
+                v4, v6 = self.addrs[(prole, pifn)]
+                self.ip(role, "neigh", "replace", v4, "lladdr", mac, "dev", ifn, "nud",
+                        "permanent")
+                self.ip(role, "-6", "neigh", "replace", v6, "lladdr", mac, "dev", ifn, "nud",
+                        "permanent")
 
     def router_sysctl_dump(self):
         out = run(["ip", "netns", "exec", self.names["router"], "sysctl", "-a"], check=False)
