@@ -32,6 +32,7 @@
 
 #include <urcu/arch.h>
 
+#include "ctrack/table.h"
 #include "ctrack/tuple.h"
 
 /* Extension bits (ct_conn.ext). */
@@ -87,6 +88,11 @@ static inline void ct_conn_lock(struct ct_conn *c)
 		while (atomic_load_explicit(&c->lock, memory_order_relaxed))
 			caa_cpu_relax();
 	}
+}
+
+static inline bool ct_conn_trylock(struct ct_conn *c)
+{
+	return !atomic_exchange_explicit(&c->lock, 1, memory_order_acquire);
 }
 
 static inline void ct_conn_unlock(struct ct_conn *c)

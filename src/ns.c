@@ -1,2 +1,419 @@
-/* ns.c - (being written) */
-#include "conn.h"
+/*
+ * ns.c - namespaces: creation, settings, and batched teardown.
+ *
+ * Teardown is the kernel's nf_conntrack_cleanup_net_list() taken
+ * further.  The kernel unlinks the entries of a list of namespaces and
+ * pays one synchronize_net() for the whole list instead of one per
+ * namespace.  Here:
+ *  1. every namespace of the batch is marked DYING (packets for it now get
+ *     CT_PR_NS_DYING, and an insert that raced with the mark removes
+ *     itself: see the seq_cst pair with track.c);
+ *  2. their entries are unlinked, by one of two strategies chosen by
+ *     size: walking the namespaces' own slabs (cost: their own entries),
+ *     or, when the batch holds a large share of the table, one sequential
+ *     sweep over the rows, which identifies a victim from the header of
+ *     the 32 KiB chunk its pointer falls in - no entry is touched unless it
+ *     is a victim;
+ *  3. unlinked entries are NOT freed one by one: their memory is their
+ *     namespaces' slabs, which go back to the arena whole;
+ *  4. one call_rcu for the whole batch reclaims it after ONE grace period,
+ *     and the caller does not wait for it (unless CT_NS_SYNC).
+ * Entries of a dying namespace that some thread had already queued for
+ * freeing hold the namespace back (pending_frees) until they are freed.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto.h"
+#include "table_impl.h"
+
+static struct ct_ns *ns_alloc(struct ct_table *t, uint16_t id,
+			      const struct ct_settings *s)
+{
+	struct ct_ns *ns = aligned_alloc(64, (sizeof(*ns) + 63) & ~(size_t)63);
+	struct ct_settings *copy = malloc(sizeof(*copy));
+
+	if (!ns || !copy) {
+		free(ns);
+		free(copy);
+		return NULL;
+	}
+	memset(ns, 0, sizeof(*ns));
+	*copy = *s;
+	ns->id = id;
+	ns->table = t;
+	ns->gen = atomic_fetch_add(&t->ns_gen, 1) + 1;
+	atomic_init(&ns->settings, copy);
+	for (int i = 0; i < CT_N_CLASSES; i++) {
+		ct_slab_init(&ns->slabs[i], &t->arena,
+			     (uint32_t)(sizeof(struct ct_conn) + (size_t)i * 8));
+		ns->slabs[i].owner = ns;
+		ns->slabs[i].zone = id;
+	}
+	return ns;
+}
+
+static void ns_free_now(struct ct_ns *ns)
+{
+	for (int i = 0; i < CT_N_CLASSES; i++)
+		ct_slab_release(&ns->slabs[i]);
+	free(atomic_load(&ns->settings));
+	free(ns);
+}
+
+int ct_ns_init_zero(struct ct_table *t)
+{
+	struct ct_ns *ns = ns_alloc(t, 0, &t->cfg.settings);
+
+	if (!ns)
+		return -ENOMEM;
+	atomic_store(&t->ns[0], ns);
+	return 0;
+}
+
+void ct_ns_free_all(struct ct_table *t)
+{
+	for (uint32_t i = 0; i < CT_MAX_ZONES; i++) {
+		struct ct_ns *ns = atomic_load(&t->ns[i]);
+		if (ns) {
+			atomic_store(&t->ns[i], NULL);
+			ns_free_now(ns);
+		}
+	}
+}
+
+void ct_ns_count_add(struct ct_ns *ns, int64_t d)
+{
+	atomic_fetch_add_explicit(&ns->count, d, memory_order_relaxed);
+}
+
+void ct_ns_ctr_add(struct ct_ns *ns, size_t field_off, uint64_t v)
+{
+	atomic_fetch_add_explicit(&ns->ctr.v[field_off / sizeof(uint64_t)], v,
+				  memory_order_relaxed);
+}
+
+int ct_ns_create(struct ct_table *t, uint16_t id, const struct ct_settings *s)
+{
+	struct ct_ns *ns;
+	int err = 0;
+
+	pthread_mutex_lock(&t->ns_lock);
+	if (atomic_load(&t->ns[id])) {
+		err = -EEXIST;
+		goto out;
+	}
+	ns = ns_alloc(t, id, s ? s : ct_ns_settings(atomic_load(&t->ns[0])));
+	if (!ns) {
+		err = -ENOMEM;
+		goto out;
+	}
+	atomic_store_explicit(&t->ns[id], ns, memory_order_release);
+out:
+	pthread_mutex_unlock(&t->ns_lock);
+	return err;
+}
+
+bool ct_ns_exists(const struct ct_table *t, uint16_t id)
+{
+	struct ct_ns *ns = ct_ns_get(t, id);
+
+	return ns && atomic_load(&ns->state) == CT_NS_ALIVE;
+}
+
+/* An old settings copy waiting for readers to finish with it. */
+struct settings_old {
+	struct rcu_head rcu;
+	struct ct_settings *old;
+};
+
+static void settings_free_cb(struct rcu_head *head)
+{
+	struct settings_old *o = caa_container_of(head, struct settings_old, rcu);
+
+	free(o->old);
+	free(o);
+}
+
+int ct_ns_set_settings(struct ct_table *t, uint16_t id, const struct ct_settings *s)
+{
+	struct ct_settings *copy = malloc(sizeof(*copy));
+	struct settings_old *o = malloc(sizeof(*o));
+	struct ct_ns *ns;
+
+	if (!copy || !o) {
+		free(copy);
+		free(o);
+		return -ENOMEM;
+	}
+	*copy = *s;
+	pthread_mutex_lock(&t->ns_lock);
+	ns = atomic_load(&t->ns[id]);
+	if (!ns || atomic_load(&ns->state) != CT_NS_ALIVE) {
+		pthread_mutex_unlock(&t->ns_lock);
+		free(copy);
+		free(o);
+		return -ENOENT;
+	}
+	o->old = atomic_exchange_explicit(&ns->settings, copy, memory_order_acq_rel);
+	if (id == 0) {
+		t->cfg.settings = *s;
+		t->max = s->max;
+		t->max95 = t->max / 100 * 95 + (t->max % 100) * 95 / 100;
+	}
+	pthread_mutex_unlock(&t->ns_lock);
+	/* packet threads may still read the old copy: free it after a
+	 * grace period, without waiting here */
+	ct_rcu_reg(t);
+	t->rcu->update_call_rcu(&o->rcu, settings_free_cb);
+	ct_rcu_unreg(t);
+	return 0;
+}
+
+/* ---- teardown ---- */
+
+struct ns_batch {
+	struct rcu_head rcu;
+	struct ct_table *t;
+	unsigned n;
+	struct ct_ns *ns[];
+};
+
+static void batch_reclaim_cb(struct rcu_head *head)
+{
+	struct ns_batch *b = caa_container_of(head, struct ns_batch, rcu);
+
+	for (unsigned i = 0; i < b->n; i++)
+		if (atomic_load_explicit(&b->ns[i]->pending_frees, memory_order_acquire)) {
+			/* entries queued before the teardown are still
+			 * waiting for their own grace period: try later */
+			b->t->rcu->update_call_rcu(&b->rcu, batch_reclaim_cb);
+			return;
+		}
+	for (unsigned i = 0; i < b->n; i++)
+		ns_free_now(b->ns[i]);
+	free(b);
+}
+
+struct victim_ctx {
+	struct ct_thread *thr;
+	ct_time_ns now;
+	long removed;
+	bool events;
+};
+
+/* Unlink one victim whose row lock the caller holds or not (@row NULL). */
+static void victim_done(struct victim_ctx *vc, struct ct_conn *c)
+{
+	struct ct_thread *thr = vc->thr;
+	struct ct_ns *ns = ct_slab_chunk_of(c)->slab->owner;
+
+	thr->count_delta--;
+	ct_ns_count_add(ns, -1);
+	thr->ctr.deleted++;
+	vc->removed++;
+	if (vc->events) {
+		struct ct_conn_info ci;
+		ct_conn_lock(c);
+		ct_conn_fill_info(thr->t, c, &ci);
+		ct_conn_unlock(c);
+		ct_event_emit(thr->t, CT_EV_DESTROY, CT_EVW_DESTROY, CT_DESTROY_NS,
+			      vc->now, &ci);
+	}
+}
+
+/* Walk strategy: every live object of the namespaces' slabs. */
+static void walk_one(void *obj, void *arg)
+{
+	struct victim_ctx *vc = arg;
+	struct ct_conn *c = obj;
+	uint32_t st = ct_conn_status(c);
+	struct ct_table *t = vc->thr->t;
+	struct ct_htab *h;
+	struct ct_row *r;
+
+	if (!(st & CT_ST_CONFIRMED) || (st & CT_ST_DYING))
+		return;
+	if (ct_conn_test_and_set(c, CT_ST_DYING))
+		return;
+	h = atomic_load_explicit(&t->htab, memory_order_acquire);
+	for (;;) {
+		r = &h->rows[c->hash & h->mask];
+		ct_row_lock(r);
+		if (!ct_row_moved(r))
+			break;
+		ct_row_unlock(r);
+		h = atomic_load_explicit(&h->future, memory_order_acquire);
+	}
+	if (!ct_htab_remove_locked(r, c)) {
+		ct_row_unlock(r);
+		return;
+	}
+	ct_row_unlock(r);
+	victim_done(vc, c);
+}
+
+static void walk_ns(struct victim_ctx *vc, struct ct_ns *ns)
+{
+	for (int i = 0; i < CT_N_CLASSES; i++) {
+		struct ct_slab *s = &ns->slabs[i];
+
+		if (!s->chunks)
+			continue;
+		/* the slab lock freezes the chunk list; objects carved after
+		 * this are caught by their inserter (it sees DYING) */
+		while (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire))
+			caa_cpu_relax();
+		ct_slab_foreach(s, walk_one, vc);
+		atomic_store_explicit(&s->lock, 0, memory_order_release);
+	}
+}
+
+/* Sweep strategy: every row once; a victim is known by its chunk's zone. */
+static void sweep_rows(struct victim_ctx *vc, struct ct_htab *h,
+		       const uint64_t *dying)
+{
+	for (uint64_t i = 0; i < h->n_rows; i++) {
+		struct ct_row *head = &h->rows[i];
+		struct ct_conn *victims[CT_ROW_SLOTS * 4];
+		unsigned n;
+		bool more, any = false;
+
+		if (i + 8 < h->n_rows)
+			__builtin_prefetch(&h->rows[i + 8]);
+		/* look without the lock first: most rows have no victim */
+		for (struct ct_row *r = head; r && !any; r = ct_row_next(r))
+			for (int k = 0; k < CT_ROW_SLOTS; k++) {
+				uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_relaxed);
+				uint32_t z;
+
+				if (!s)
+					continue;
+				z = ct_slab_chunk_of(ct_slot_conn(s))->zone;
+				if (dying[z >> 6] & (1ull << (z & 63))) {
+					any = true;
+					break;
+				}
+			}
+		if (!any)
+			continue;
+		do {
+			n = 0;
+			more = false;
+			ct_row_lock(head);
+			for (struct ct_row *r = head; r && !more; r = ct_row_next(r))
+				for (int k = 0; k < CT_ROW_SLOTS; k++) {
+					uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_relaxed);
+					struct ct_conn *c;
+					uint32_t z;
+
+					if (!s)
+						continue;
+					c = ct_slot_conn(s);
+					z = ct_slab_chunk_of(c)->zone;
+					if (!(dying[z >> 6] & (1ull << (z & 63))))
+						continue;
+					if (n == sizeof(victims) / sizeof(victims[0])) {
+						more = true;
+						break;
+					}
+					if (ct_conn_test_and_set(c, CT_ST_DYING))
+						continue;
+					atomic_store_explicit(&r->slot[k], 0, memory_order_release);
+					victims[n++] = c;
+				}
+			ct_row_unlock(head);
+			for (unsigned j = 0; j < n; j++)
+				victim_done(vc, victims[j]);
+		} while (more);
+	}
+}
+
+long ct_ns_destroy(struct ct_thread *thr, const uint16_t *ids, unsigned k,
+		   ct_time_ns now, unsigned flags)
+{
+	struct ct_table *t = thr->t;
+	struct victim_ctx vc = { thr, now, 0, ct_events_on(t) };
+	struct ns_batch *b;
+	uint64_t *dying = NULL;
+	int64_t batch_entries = 0;
+	bool sweep;
+
+	if (!k)
+		return 0;
+	b = malloc(sizeof(*b) + (size_t)k * sizeof(b->ns[0]));
+	if (!b)
+		return -ENOMEM;
+	b->t = t;
+	b->n = 0;
+	pthread_mutex_lock(&t->ns_lock);
+	for (unsigned i = 0; i < k; i++) {
+		struct ct_ns *ns;
+
+		if (ids[i] == 0) {
+			pthread_mutex_unlock(&t->ns_lock);
+			free(b);
+			return -EINVAL;
+		}
+		ns = atomic_load(&t->ns[ids[i]]);
+		if (!ns || atomic_load(&ns->state) != CT_NS_ALIVE) {
+			pthread_mutex_unlock(&t->ns_lock);
+			free(b);
+			return -ENOENT;
+		}
+		/* the same id twice in a batch counts once */
+		for (unsigned j = 0; j < b->n; j++)
+			if (b->ns[j] == ns)
+				ns = NULL;
+		if (ns)
+			b->ns[b->n++] = ns;
+	}
+	/* 1. mark (seq_cst: pairs with the inserter's re-check) */
+	for (unsigned i = 0; i < b->n; i++) {
+		atomic_store_explicit(&b->ns[i]->state, CT_NS_DYING, memory_order_seq_cst);
+		batch_entries += atomic_load(&b->ns[i]->count);
+	}
+	atomic_thread_fence(memory_order_seq_cst);
+
+	/* 2. unlink */
+	sweep = (flags & CT_NS_SWEEP) ||
+		(!(flags & CT_NS_WALK) &&
+		 batch_entries * 4 > atomic_load(&t->count) && batch_entries > 4096);
+	thr->t->rcu->read_lock();
+	if (sweep && (dying = calloc(CT_MAX_ZONES / 64, sizeof(*dying)))) {
+		struct ct_htab *h, *f;
+
+		for (unsigned i = 0; i < b->n; i++)
+			dying[b->ns[i]->id >> 6] |= 1ull << (b->ns[i]->id & 63);
+		pthread_mutex_lock(&t->resize_lock);
+		h = atomic_load_explicit(&t->htab, memory_order_acquire);
+		f = atomic_load_explicit(&h->future, memory_order_acquire);
+		sweep_rows(&vc, h, dying);
+		if (f)
+			sweep_rows(&vc, f, dying);
+		pthread_mutex_unlock(&t->resize_lock);
+		/* the sweep misses entries inserted in a moved row's future
+		 * generation after it passed: the walk below catches any */
+		free(dying);
+	}
+	for (unsigned i = 0; i < b->n; i++)
+		walk_ns(&vc, b->ns[i]);
+	thr->t->rcu->read_unlock();
+
+	/* 3. unpublish: the ids are free for reuse at once */
+	for (unsigned i = 0; i < b->n; i++)
+		atomic_store_explicit(&t->ns[b->ns[i]->id], NULL, memory_order_release);
+	pthread_mutex_unlock(&t->ns_lock);
+	ct_thread_fold_count(thr);
+	ct_thread_flush_frees(thr);
+
+	/* 4. one grace period for the whole batch */
+	if (flags & CT_NS_SYNC) {
+		t->rcu->update_synchronize_rcu();
+		batch_reclaim_cb(&b->rcu);
+	} else {
+		t->rcu->update_call_rcu(&b->rcu, batch_reclaim_cb);
+	}
+	return vc.removed;
+}

@@ -39,9 +39,15 @@ struct ct_proto_ctx {
 enum ct_proto_verdict {
 	CT_PV_ACCEPT = 0, /* count it, set expiry to now + timeout_ns */
 	CT_PV_IGNORE,     /* accept, but neither count nor refresh (the
-			   * kernel returns NF_ACCEPT before refreshing) */
+			   * kernel returns NF_ACCEPT before refreshing).
+			   * The tracker may still have changed l4state
+			   * (TCP: a reply SYN in SYN_SENT -> SYN_SENT2);
+			   * deliver out->events as for ACCEPT */
 	CT_PV_INVALID,    /* -NF_ACCEPT: entry unchanged (a new one is not
-			   * created), packet INVALID with out->reason */
+			   * created), packet INVALID with out->reason;
+			   * not counted.  If out->timeout_ns != 0 the
+			   * expiry is lowered to now + timeout_ns (TCP's
+			   * nf_tcp_handle_invalid), with no event */
 	CT_PV_DESTROY,    /* count it, then destroy the entry now
 			   * (nf_ct_kill_acct: e.g. SYN answered by RST) */
 	CT_PV_REPEAT,     /* destroy the entry and process the packet again
@@ -51,7 +57,8 @@ enum ct_proto_verdict {
 
 /* What a tracker answers.  The core zeroes it before the call. */
 struct ct_proto_out {
-	uint64_t timeout_ns;  /* ACCEPT: the entry expires at now + this */
+	uint64_t timeout_ns;  /* ACCEPT: the entry expires at now + this;
+			       * INVALID: see CT_PV_INVALID */
 	uint32_t events;      /* CT_EVW_* (events.h) the change caused, e.g.
 			       * CT_EVW_PROTOINFO when l4state changed */
 	uint8_t verdict;      /* enum ct_proto_verdict */

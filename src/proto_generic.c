@@ -1,9 +1,11 @@
 /*
  * proto_generic.c - every IP protocol without a tracker of its own.
  *
- * As nf_conntrack_proto_generic.c: no state, no ports (the tuple has
- * zeroes), one timeout (nf_conntrack_generic_timeout, 600 s), refreshed by
- * every packet in either direction.  conntrack prints these as "unknown".
+ * As generic_packet() in nf_conntrack_core.c (Linux 6.18): no state, no
+ * ports (the tuple has zeroes), never ASSURED, one timeout
+ * (nf_conntrack_generic_timeout, 600 s) refreshed by every packet in either
+ * direction, read from the settings at each packet.  conntrack prints the
+ * protocol by number with its own name table ("unknown" for most).
  */
 #include "proto.h"
 

@@ -1,2 +1,82 @@
-/* stats.c - (being written) */
-#include "conn.h"
+/*
+ * stats.c - summing the per-thread counters into conntrack -S figures.
+ *
+ * Threads count into their own struct ct_counters with plain increments;
+ * a reader sums them with relaxed loads under the thread-list lock, plus
+ * what detached threads left behind.  The sum may trail concurrent work
+ * by a few packets, never by more.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "ctrack/ns.h"
+#include "table_impl.h"
+
+#define N_CTR (sizeof(struct ct_counters) / sizeof(uint64_t))
+
+void ct_counters_add(struct ct_counters *dst, const struct ct_counters *src)
+{
+	uint64_t *d = (uint64_t *)dst;
+	const uint64_t *s = (const uint64_t *)src;
+
+	for (size_t i = 0; i < N_CTR; i++)
+		d[i] += __atomic_load_n(&s[i], __ATOMIC_RELAXED);
+}
+
+static void to_stats(const struct ct_counters *c, struct ct_stats *s)
+{
+	s->found = c->found;
+	s->invalid = c->invalid;
+	s->insert = c->insert;
+	s->insert_failed = c->insert_failed;
+	s->drop = c->drop;
+	s->early_drop = c->early_drop;
+	s->error = c->error;
+	s->search_restart = c->search_restart;
+	s->clash_resolve = c->clash_resolve;
+	s->chaintoolong = c->chaintoolong;
+	s->packets = c->packets;
+	s->untracked = c->untracked;
+	s->ignored = c->ignored;
+	s->related = c->related;
+	s->expired = c->expired;
+	s->deleted = c->deleted;
+	memcpy(s->invalid_by_reason, c->invalid_by_reason,
+	       sizeof(s->invalid_by_reason));
+}
+
+void ct_table_get_stats(const struct ct_table *ct, struct ct_stats *s)
+{
+	struct ct_table *t = (struct ct_table *)ct;
+	struct ct_counters sum;
+	struct ct_thread *thr;
+
+	memset(&sum, 0, sizeof(sum));
+	memset(s, 0, sizeof(*s));
+	pthread_mutex_lock(&t->thr_lock);
+	ct_counters_add(&sum, &t->dead_ctr);
+	cds_list_for_each_entry(thr, &t->threads, node)
+		ct_counters_add(&sum, &thr->ctr);
+	pthread_mutex_unlock(&t->thr_lock);
+	to_stats(&sum, s);
+	s->count = ct_table_count(t);
+	s->gc_passes = atomic_load(&t->gc_passes);
+	s->gc_rows_locked = atomic_load(&t->gc_rows_locked);
+	s->resizes = atomic_load(&t->resizes);
+}
+
+int ct_ns_get_stats(const struct ct_table *t, uint16_t id, struct ct_stats *s)
+{
+	struct ct_ns *ns = ct_ns_get(t, id);
+	struct ct_counters c;
+	uint64_t *d = (uint64_t *)&c;
+
+	if (!ns)
+		return -ENOENT;
+	for (size_t i = 0; i < N_CTR; i++)
+		d[i] = atomic_load_explicit(&ns->ctr.v[i], memory_order_relaxed);
+	memset(s, 0, sizeof(*s));
+	to_stats(&c, s);
+	s->count = (uint64_t)atomic_load(&ns->count);
+	return 0;
+}

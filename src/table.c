@@ -1,2 +1,790 @@
-/* table.c - (being written) */
-#include "conn.h"
+/*
+ * table.c - the table as a whole: creation, threads, membership of
+ * entries in rows (insert, unlink, find across a resize), deferred
+ * reclaim, online resize, and the read-only views (dump, lookup).
+ *
+ * Online resize follows the idea of Redis' incremental rehash, made safe
+ * for lock-free readers: a resize allocates the next generation and hangs
+ * it on the current one (htab->future); rows are then migrated one at a
+ * time, each under its lock, by inserting threads (a few rows per insert),
+ * by the collector and by ct_table_resize_step().  An entry is stored in
+ * the new generation before it is cleared from the old one, and a reader
+ * that finds nothing in the old generation looks in the future one, so
+ * every live entry is always found.  Writers that meet a row marked MOVED
+ * go to the future generation.  When every row has moved, the future
+ * becomes current and the old generation is freed after a grace period.
+ * A reader that still holds an old generation follows the chain of
+ * futures, all of which stay allocated until its read section ends.  No
+ * writer ever waits for more than one row's migration.
+ *
+ * Iterations over rows (dump, flush, the collector, namespace sweeps) hold
+ * resize_lock, which pauses migration (never inserts), so they see each
+ * entry exactly once.
+ *
+ * Deferred reclaim: an unlinked entry goes into its thread's free batch;
+ * a full batch (or the end of a call) is handed to call_rcu as one
+ * callback, so a grace period is paid per 64 entries, not per entry.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto.h"
+#include "rcu.h"
+#include "table_impl.h"
+
+/* Threads registered with each flavour, so attaching to two tables of the
+ * same flavour registers once (liburcu asserts on double registration). */
+static _Thread_local unsigned rcu_regs[2];
+
+void ct_rcu_reg(struct ct_table *t)
+{
+	if (rcu_regs[t->cfg.rcu]++ == 0)
+		t->rcu->register_thread();
+}
+
+void ct_rcu_unreg(struct ct_table *t)
+{
+	if (--rcu_regs[t->cfg.rcu] == 0)
+		t->rcu->unregister_thread();
+}
+
+void ct_table_config_default(struct ct_table_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	ct_settings_default(&cfg->settings);
+	cfg->rcu = CT_RCU_MEMB;
+	cfg->max_chain = 64;
+	cfg->resize_load_pct = 75;
+}
+
+static uint64_t pow2_at_least(uint64_t v)
+{
+	uint64_t p = 64;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+int ct_table_create(const struct ct_table_config *cfg, struct ct_table **out)
+{
+	struct ct_table *t;
+	int err;
+
+	if (!cfg || !out || cfg->rcu > CT_RCU_QSBR)
+		return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->cfg = *cfg;
+	if (!t->cfg.max_chain)
+		t->cfg.max_chain = 64;
+	if (!t->cfg.resize_load_pct)
+		t->cfg.resize_load_pct = 75;
+	t->rcu = ct_rcu_flavor(cfg->rcu);
+	if (cfg->hash_key) {
+		memcpy(&t->key, cfg->hash_key, sizeof(t->key));
+	} else if ((err = ct_hash_key_random(&t->key)) < 0) {
+		free(t);
+		return err;
+	}
+	t->max = cfg->settings.max;
+	t->max95 = t->max / 100 * 95 + (t->max % 100) * 95 / 100;
+	pthread_mutex_init(&t->resize_lock, NULL);
+	pthread_mutex_init(&t->ns_lock, NULL);
+	pthread_mutex_init(&t->thr_lock, NULL);
+	pthread_mutex_init(&t->gc_lock, NULL);
+	pthread_mutex_init(&t->gc_sleep_lock, NULL);
+	pthread_cond_init(&t->gc_sleep_cond, NULL);
+	CDS_INIT_LIST_HEAD(&t->threads);
+	if (ct_arena_init(&t->arena) < 0)
+		goto nomem;
+	t->ns = calloc(CT_MAX_ZONES, sizeof(*t->ns));
+	if (!t->ns)
+		goto nomem;
+	t->htab = ct_htab_new(pow2_at_least(cfg->settings.buckets ? cfg->settings.buckets : 1024));
+	if (!t->htab)
+		goto nomem;
+	if (ct_ns_init_zero(t) < 0)
+		goto nomem;
+	ct_gc_init(t);
+	*out = t;
+	return 0;
+nomem:
+	ct_table_destroy(t);
+	return -ENOMEM;
+}
+
+void ct_table_destroy(struct ct_table *t)
+{
+	struct ct_htab *h;
+
+	if (!t)
+		return;
+	/* wait for every free batch and deferred reclaim to run */
+	ct_rcu_reg(t);
+	t->rcu->barrier();
+	ct_rcu_unreg(t);
+	h = atomic_load(&t->htab);
+	if (h) {
+		struct ct_htab *f = atomic_load(&h->future);
+		ct_htab_free(f);
+		ct_htab_free(h);
+	}
+	if (t->ns)
+		ct_ns_free_all(t);
+	free(t->ns);
+	if (t->arena.regions || t->arena.n_regions)
+		ct_arena_fini(&t->arena);
+	pthread_mutex_destroy(&t->resize_lock);
+	pthread_mutex_destroy(&t->ns_lock);
+	pthread_mutex_destroy(&t->thr_lock);
+	pthread_mutex_destroy(&t->gc_lock);
+	pthread_mutex_destroy(&t->gc_sleep_lock);
+	pthread_cond_destroy(&t->gc_sleep_cond);
+	free(t);
+}
+
+struct ct_thread *ct_thread_attach(struct ct_table *t)
+{
+	struct ct_thread *thr = aligned_alloc(64, (sizeof(*thr) + 63) & ~(size_t)63);
+
+	if (!thr)
+		return NULL;
+	memset(thr, 0, sizeof(*thr));
+	thr->t = t;
+	ct_rcu_reg(t);
+	pthread_mutex_lock(&t->thr_lock);
+	cds_list_add(&thr->node, &t->threads);
+	pthread_mutex_unlock(&t->thr_lock);
+	return thr;
+}
+
+void ct_thread_detach(struct ct_thread *thr)
+{
+	struct ct_table *t;
+
+	if (!thr)
+		return;
+	t = thr->t;
+	ct_thread_flush_frees(thr);
+	ct_thread_fold_count(thr);
+	pthread_mutex_lock(&t->thr_lock);
+	cds_list_del(&thr->node);
+	ct_counters_add(&t->dead_ctr, &thr->ctr);
+	pthread_mutex_unlock(&t->thr_lock);
+	/* objects cached in magazines go back to their slabs; the namespace
+	 * may be gone already (generation mismatch), then they went with it */
+	for (int i = 0; i < CT_N_CLASSES; i++) {
+		struct ct_slab_mag *m = &thr->mags[i];
+		struct ct_ns *ns;
+
+		if (!m->n)
+			continue;
+		t->rcu->read_lock();
+		ns = ct_ns_get(t, m->zone);
+		if (ns && ns->gen == m->slab_gen)
+			for (unsigned k = 0; k < m->n; k++)
+				ct_slab_free(m->objs[k]);
+		t->rcu->read_unlock();
+		m->n = 0;
+	}
+	ct_rcu_unreg(t);
+	free(thr);
+}
+
+void ct_thread_quiescent(struct ct_thread *thr)
+{
+	if (thr->t->cfg.rcu == CT_RCU_QSBR)
+		thr->t->rcu->read_quiescent_state();
+}
+
+void ct_thread_offline(struct ct_thread *thr)
+{
+	if (thr->t->cfg.rcu == CT_RCU_QSBR)
+		thr->t->rcu->thread_offline();
+}
+
+void ct_thread_online(struct ct_thread *thr)
+{
+	if (thr->t->cfg.rcu == CT_RCU_QSBR)
+		thr->t->rcu->thread_online();
+}
+
+/* ---- entry layout ---- */
+
+static const uint8_t ext_size[] = { 0, sizeof(struct ct_ext_acct),
+				     sizeof(struct ct_ext_tstamp), 0,
+				     sizeof(struct ct_ext_labels) };
+
+size_t ct_conn_ext_off(const struct ct_conn *c, unsigned ext)
+{
+	size_t off = sizeof(struct ct_conn) + ct_proto_by_index(c->proto)->priv_size;
+
+	for (unsigned bit = CT_EXT_ACCT; bit < ext; bit <<= 1)
+		if (c->ext & bit)
+			off += ext_size[bit];
+	return off;
+}
+
+size_t ct_conn_obj_size(uint8_t priv_size, unsigned ext)
+{
+	size_t sz = sizeof(struct ct_conn) + priv_size;
+
+	for (unsigned bit = CT_EXT_ACCT; bit <= CT_EXT_LABELS; bit <<= 1)
+		if (ext & bit)
+			sz += ext_size[bit];
+	return (sz + 7) & ~(size_t)7;
+}
+
+size_t ct_conn_size(const struct ct_table *t, uint8_t l4)
+{
+	const struct ct_settings *s = &t->cfg.settings;
+	unsigned ext = (s->acct ? CT_EXT_ACCT : 0) | (s->timestamp ? CT_EXT_TSTAMP : 0);
+
+	return ct_conn_obj_size(ct_proto_find(l4)->priv_size, ext);
+}
+
+void ct_conn_fill_info(struct ct_table *t, struct ct_conn *c,
+		       struct ct_conn_info *ci)
+{
+	const struct ct_proto *p = ct_proto_by_index(c->proto);
+	struct ct_ext_acct *a = ct_conn_acct(c);
+	struct ct_ext_tstamp *ts = ct_conn_tstamp(c);
+	struct ct_ext_labels *lb = ct_conn_labels(c);
+
+	memset(ci, 0, sizeof(*ci));
+	ci->orig = c->tuple;
+	if (!ct_tuple_invert(&c->tuple, &ci->reply))
+		ci->reply = c->tuple;
+	/* like the kernel's ct id: a keyed hash of the address, so ids do
+	 * not leak pointers */
+	ci->id = ct_hash_u64(&t->key, (uint64_t)(uintptr_t)c) >> 32;
+	ci->expires = c->expires;
+	ci->status = ct_conn_status(c);
+	ci->mark = c->mark;
+	ci->l4state = c->l4state;
+	ci->state_name = p->state_name ? p->state_name(c->l4state) : NULL;
+	if (a) {
+		memcpy(ci->packets, a->packets, sizeof(ci->packets));
+		memcpy(ci->bytes, a->bytes, sizeof(ci->bytes));
+	}
+	if (ts) {
+		ci->first_seen = ts->first_ns;
+		ci->last_seen = ts->last_ns;
+	}
+	if (lb)
+		memcpy(ci->labels, lb->bits, sizeof(ci->labels));
+}
+
+/* ---- deferred reclaim ---- */
+
+static void free_batch_cb(struct rcu_head *head)
+{
+	struct ct_free_batch *b = caa_container_of(head, struct ct_free_batch, rcu);
+
+	for (unsigned i = 0; i < b->n; i++) {
+		struct ct_conn *c = b->conns[i];
+		struct ct_slab *s = ct_slab_chunk_of(c)->slab;
+		struct ct_ns *ns = s->owner;
+
+		ct_slab_free(c);
+		/* last: after this, a torn-down namespace may free the slab */
+		atomic_fetch_sub_explicit(&ns->pending_frees, 1, memory_order_release);
+	}
+	free(b);
+}
+
+void ct_thread_flush_frees(struct ct_thread *thr)
+{
+	struct ct_free_batch *b = thr->pending;
+
+	if (!b)
+		return;
+	thr->pending = NULL;
+	thr->t->rcu->update_call_rcu(&b->rcu, free_batch_cb);
+}
+
+void ct_table_queue_free(struct ct_thread *thr, struct ct_conn *c)
+{
+	struct ct_ns *ns = ct_slab_chunk_of(c)->slab->owner;
+	struct ct_free_batch *b = thr->pending;
+
+	atomic_fetch_add_explicit(&ns->pending_frees, 1, memory_order_relaxed);
+	if (!b) {
+		b = malloc(sizeof(*b));
+		if (!b) {
+			/* no memory for a batch: wait for readers here instead */
+			thr->t->rcu->update_synchronize_rcu();
+			ct_slab_free(c);
+			atomic_fetch_sub(&ns->pending_frees, 1);
+			return;
+		}
+		b->n = 0;
+		thr->pending = b;
+	}
+	b->conns[b->n++] = c;
+	if (b->n == CT_FREE_BATCH)
+		ct_thread_flush_frees(thr);
+}
+
+void ct_thread_fold_count(struct ct_thread *thr)
+{
+	if (thr->count_delta) {
+		atomic_fetch_add_explicit(&thr->t->count, thr->count_delta,
+					  memory_order_relaxed);
+		thr->count_delta = 0;
+	}
+}
+
+/* ---- membership in rows ---- */
+
+/* Lock the row that holds (or would hold) hash @hash, following MOVED rows
+ * into the future generation.  Returns the locked head row, *hp = its
+ * generation. */
+static struct ct_row *lock_row_for(struct ct_table *t, uint32_t hash,
+				   struct ct_htab **hp)
+{
+	struct ct_htab *h = atomic_load_explicit(&t->htab, memory_order_acquire);
+
+	for (;;) {
+		struct ct_row *r = &h->rows[hash & h->mask];
+
+		ct_row_lock(r);
+		if (!ct_row_moved(r)) {
+			*hp = h;
+			return r;
+		}
+		ct_row_unlock(r);
+		h = atomic_load_explicit(&h->future, memory_order_acquire);
+	}
+}
+
+static bool unlink_common(struct ct_thread *thr, struct ct_conn *c)
+{
+	struct ct_ns *ns = ct_slab_chunk_of(c)->slab->owner;
+	struct ct_htab *h;
+	struct ct_row *r = lock_row_for(thr->t, c->hash, &h);
+	bool found = ct_htab_remove_locked(r, c);
+
+	ct_row_unlock(r);
+	if (!found)
+		return false;
+	thr->count_delta--;
+	if (thr->count_delta <= -64)
+		ct_thread_fold_count(thr);
+	ct_ns_count_add(ns, -1);
+	ct_table_queue_free(thr, c);
+	return true;
+}
+
+bool ct_conn_unlink_locked(struct ct_thread *thr, struct ct_conn *c)
+{
+	if (ct_conn_test_and_set(c, CT_ST_DYING))
+		return false;
+	return unlink_common(thr, c);
+}
+
+bool ct_conn_unlink(struct ct_thread *thr, struct ct_conn *c)
+{
+	return ct_conn_unlink_locked(thr, c);
+}
+
+struct ct_conn *ct_table_find(struct ct_thread *thr, uint64_t hash,
+			      const struct ct_tuple *key,
+			      const struct ct_tuple *inv, enum ct_dir *dir)
+{
+	struct ct_htab *h = atomic_load_explicit(&thr->t->htab, memory_order_acquire);
+
+	/* a reader that loaded an old generation follows the futures: every
+	 * generation it can reach stays allocated until its read section ends */
+	for (; h; h = atomic_load_explicit(&h->future, memory_order_acquire)) {
+		struct ct_conn *c = ct_htab_find(h, hash, key, inv, dir);
+		if (c)
+			return c;
+	}
+	return NULL;
+}
+
+void ct_conn_due_lowered(struct ct_table *t, struct ct_conn *c)
+{
+	struct ct_htab *h = atomic_load_explicit(&t->htab, memory_order_acquire);
+	struct ct_htab *f = atomic_load_explicit(&h->future, memory_order_acquire);
+
+	/* the store of c->expires must be ordered before the loads of the
+	 * bounds (gc.c explains the pairing) */
+	atomic_thread_fence(memory_order_seq_cst);
+	ct_htab_lower_due(h, c->hash & h->mask, c->expires);
+	if (f)
+		ct_htab_lower_due(f, c->hash & f->mask, c->expires);
+}
+
+/* ---- online resize ---- */
+
+static void old_htab_free_cb(struct rcu_head *head)
+{
+	ct_htab_free(caa_container_of(head, struct ct_htab, rcu));
+}
+
+/* Move every entry of old row @i into generation @f.  Caller holds
+ * resize_lock.  Returns false when out of memory (row left in place). */
+static bool migrate_row(struct ct_table *t, struct ct_htab *h,
+			struct ct_htab *f, uint64_t i)
+{
+	struct ct_row *head = &h->rows[i];
+	bool ok = true;
+
+	ct_row_lock(head);
+	if (ct_row_moved(head)) {
+		ct_row_unlock(head);
+		return true;
+	}
+	for (struct ct_row *r = head; r; r = ct_row_next(r)) {
+		for (int k = 0; k < CT_ROW_SLOTS; k++) {
+			uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_relaxed);
+			struct ct_conn *c, *clash = NULL;
+			struct ct_tuple inv;
+			struct ct_row *nr;
+			enum ct_htab_ins res;
+
+			if (!s)
+				continue;
+			c = ct_slot_conn(s);
+			nr = &f->rows[c->hash & f->mask];
+			if (!ct_tuple_invert(&c->tuple, &inv))
+				inv = c->tuple;
+			ct_row_lock(nr);
+			/* no chain limit and no clash check: the entry is
+			 * already a member, it only changes rows */
+			res = ct_htab_insert_locked(f, nr, c, s, &inv, 0, &clash);
+			if (res == CT_INS_CLASH) {
+				/* cannot happen for a unique entry; keep it */
+				res = CT_INS_OK;
+			}
+			ct_row_unlock(nr);
+			if (res != CT_INS_OK) {
+				ok = false;
+				goto out;
+			}
+			ct_due_lower(&f->group_due_inv[(c->hash & f->mask) / CT_GROUP_ROWS],
+				     c->expires);
+		}
+	}
+	/* every entry is now in f: clear the old chain and mark it moved */
+	for (struct ct_row *r = head; r; r = ct_row_next(r))
+		for (int k = 0; k < CT_ROW_SLOTS; k++)
+			atomic_store_explicit(&r->slot[k], 0, memory_order_release);
+	atomic_fetch_or_explicit(&head->next, CT_ROW_MOVED, memory_order_release);
+out:
+	ct_row_unlock(head);
+	return ok;
+}
+
+bool ct_table_resize_step(struct ct_table *t, uint64_t rows)
+{
+	struct ct_htab *h = atomic_load_explicit(&t->htab, memory_order_acquire);
+	struct ct_htab *f = atomic_load_explicit(&h->future, memory_order_acquire);
+
+	if (!f)
+		return false;
+	if (pthread_mutex_trylock(&t->resize_lock) != 0)
+		return true;
+	/* re-check under the lock: another thread may have finished it */
+	h = atomic_load_explicit(&t->htab, memory_order_acquire);
+	f = atomic_load_explicit(&h->future, memory_order_acquire);
+	if (!f) {
+		pthread_mutex_unlock(&t->resize_lock);
+		return false;
+	}
+	while (rows--) {
+		uint64_t i = atomic_load_explicit(&h->mig_next, memory_order_relaxed);
+		if (i >= h->n_rows)
+			break;
+		if (!migrate_row(t, h, f, i))
+			break;
+		atomic_store_explicit(&h->mig_next, i + 1, memory_order_relaxed);
+	}
+	if (atomic_load_explicit(&h->mig_next, memory_order_relaxed) >= h->n_rows) {
+		atomic_store_explicit(&t->htab, f, memory_order_release);
+		atomic_fetch_add(&t->resizes, 1);
+		t->rcu->update_call_rcu(&h->rcu, old_htab_free_cb);
+		pthread_mutex_unlock(&t->resize_lock);
+		return false;
+	}
+	pthread_mutex_unlock(&t->resize_lock);
+	return true;
+}
+
+void ct_table_maybe_grow(struct ct_table *t)
+{
+	struct ct_htab *h = atomic_load_explicit(&t->htab, memory_order_acquire);
+	uint64_t cap = h->n_rows * CT_ROW_SLOTS;
+	int64_t n = atomic_load_explicit(&t->count, memory_order_relaxed);
+	struct ct_htab *f, *expect = NULL;
+
+	if (t->cfg.resize_load_pct > 100 || n <= 0 ||
+	    (uint64_t)n * 100 <= cap * t->cfg.resize_load_pct)
+		return;
+	if (atomic_load_explicit(&h->future, memory_order_relaxed))
+		return;
+	if (pthread_mutex_trylock(&t->resize_lock) != 0)
+		return;
+	h = atomic_load_explicit(&t->htab, memory_order_acquire);
+	if (atomic_load_explicit(&h->future, memory_order_relaxed) ||
+	    (uint64_t)n * 100 <= h->n_rows * CT_ROW_SLOTS * t->cfg.resize_load_pct) {
+		pthread_mutex_unlock(&t->resize_lock);
+		return;
+	}
+	/* grow so that the entries fill at most half the new threshold:
+	 * a burst of inserts during the migration still has room */
+	{
+		uint64_t rows = h->n_rows * 2;
+		while ((uint64_t)n * 200 > rows * CT_ROW_SLOTS * t->cfg.resize_load_pct)
+			rows *= 2;
+		f = ct_htab_new(rows);
+	}
+	if (f && !atomic_compare_exchange_strong(&h->future, &expect, f))
+		ct_htab_free(f);
+	pthread_mutex_unlock(&t->resize_lock);
+}
+
+/* ---- views ---- */
+
+struct dump_ctx {
+	struct ct_table *t;
+	int zone;
+	ct_dump_fn fn;
+	void *arg;
+	int ret;
+};
+
+static int dump_row(struct dump_ctx *d, struct ct_row *head)
+{
+	for (struct ct_row *r = head; r; r = ct_row_next(r))
+		for (int k = 0; k < CT_ROW_SLOTS; k++) {
+			uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_acquire);
+			struct ct_conn *c;
+			struct ct_conn_info ci;
+
+			if (!s)
+				continue;
+			c = ct_slot_conn(s);
+			if (d->zone >= 0 && c->tuple.zone != d->zone)
+				continue;
+			ct_conn_lock(c);
+			if (ct_conn_status(c) & CT_ST_DYING) {
+				ct_conn_unlock(c);
+				continue;
+			}
+			ct_conn_fill_info(d->t, c, &ci);
+			ct_conn_unlock(c);
+			if ((d->ret = d->fn(&ci, d->arg)) != 0)
+				return d->ret;
+		}
+	return 0;
+}
+
+int ct_table_dump(struct ct_thread *thr, int zone, ct_dump_fn fn, void *arg)
+{
+	struct ct_table *t = thr->t;
+	struct dump_ctx d = { t, zone, fn, arg, 0 };
+	struct ct_htab *h, *f;
+
+	pthread_mutex_lock(&t->resize_lock);
+	ct_read_lock(thr);
+	h = atomic_load_explicit(&t->htab, memory_order_acquire);
+	f = atomic_load_explicit(&h->future, memory_order_acquire);
+	for (uint64_t i = 0; i < h->n_rows && !d.ret; i++)
+		dump_row(&d, &h->rows[i]);
+	for (uint64_t i = 0; f && i < f->n_rows && !d.ret; i++)
+		dump_row(&d, &f->rows[i]);
+	ct_read_unlock(thr);
+	pthread_mutex_unlock(&t->resize_lock);
+	return d.ret;
+}
+
+int ct_table_lookup(struct ct_thread *thr, const struct ct_tuple *tuple,
+		    struct ct_conn_info *ci, enum ct_dir *dir)
+{
+	struct ct_tuple inv;
+	struct ct_conn *c;
+	enum ct_dir d;
+	int found = 0;
+
+	if (!ct_tuple_invert(tuple, &inv))
+		inv = *tuple;
+	ct_read_lock(thr);
+	c = ct_table_find(thr, ct_hash_tuple(&thr->t->key, tuple), tuple, &inv, &d);
+	if (c) {
+		ct_conn_lock(c);
+		if (!(ct_conn_status(c) & CT_ST_DYING)) {
+			if (ci)
+				ct_conn_fill_info(thr->t, c, ci);
+			if (dir)
+				*dir = d;
+			found = 1;
+		}
+		ct_conn_unlock(c);
+	}
+	ct_read_unlock(thr);
+	return found;
+}
+
+static int set_attr(struct ct_thread *thr, const struct ct_tuple *tuple,
+		    uint32_t mark, uint32_t mask, const uint8_t *labels,
+		    ct_time_ns now)
+{
+	struct ct_tuple inv;
+	struct ct_conn *c;
+	struct ct_conn_info ci;
+	enum ct_dir d;
+	uint32_t what = 0;
+	int found = 0;
+
+	if (!ct_tuple_invert(tuple, &inv))
+		inv = *tuple;
+	ct_read_lock(thr);
+	c = ct_table_find(thr, ct_hash_tuple(&thr->t->key, tuple), tuple, &inv, &d);
+	if (c) {
+		ct_conn_lock(c);
+		if (!(ct_conn_status(c) & CT_ST_DYING)) {
+			found = 1;
+			if (labels) {
+				struct ct_ext_labels *lb = ct_conn_labels(c);
+				if (!lb) {
+					found = -ENOSPC;
+				} else if (memcmp(lb->bits, labels, 16)) {
+					memcpy(lb->bits, labels, 16);
+					what = CT_EVW_LABEL;
+				}
+			} else {
+				uint32_t m = (c->mark & ~mask) | (mark & mask);
+				if (m != c->mark) {
+					c->mark = m;
+					what = CT_EVW_MARK;
+				}
+			}
+			if (what && ct_events_on(thr->t))
+				ct_conn_fill_info(thr->t, c, &ci);
+		}
+		ct_conn_unlock(c);
+		if (what && ct_events_on(thr->t))
+			ct_event_emit(thr->t, CT_EV_UPDATE, what, CT_DESTROY_NONE, now, &ci);
+	}
+	ct_read_unlock(thr);
+	return found;
+}
+
+int ct_table_set_mark(struct ct_thread *thr, const struct ct_tuple *tuple,
+		      uint32_t mark, uint32_t mask, ct_time_ns now)
+{
+	return set_attr(thr, tuple, mark, mask, NULL, now);
+}
+
+int ct_table_set_labels(struct ct_thread *thr, const struct ct_tuple *tuple,
+			const uint8_t labels[16], ct_time_ns now)
+{
+	return set_attr(thr, tuple, 0, 0, labels, now);
+}
+
+/* Flush: collect a row's victims under its lock, emit after. */
+static long flush_row(struct ct_thread *thr, struct ct_row *head, int zone,
+		      ct_time_ns now)
+{
+	struct ct_conn *victims[CT_ROW_SLOTS * 16];
+	unsigned n;
+	long removed = 0;
+	bool more;
+
+again:
+	n = 0;
+	more = false;
+	ct_row_lock(head);
+	for (struct ct_row *r = head; r && !more; r = ct_row_next(r))
+		for (int k = 0; k < CT_ROW_SLOTS; k++) {
+			uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_relaxed);
+			struct ct_conn *c;
+
+			if (!s)
+				continue;
+			c = ct_slot_conn(s);
+			if (zone >= 0 && c->tuple.zone != zone)
+				continue;
+			if (n == sizeof(victims) / sizeof(victims[0])) {
+				more = true;
+				break;
+			}
+			if (ct_conn_test_and_set(c, CT_ST_DYING))
+				continue;
+			atomic_store_explicit(&r->slot[k], 0, memory_order_release);
+			victims[n++] = c;
+		}
+	ct_row_unlock(head);
+	for (unsigned i = 0; i < n; i++) {
+		struct ct_conn *c = victims[i];
+		struct ct_ns *ns = ct_slab_chunk_of(c)->slab->owner;
+
+		if (ct_events_on(thr->t)) {
+			struct ct_conn_info ci;
+			ct_conn_lock(c);
+			ct_conn_fill_info(thr->t, c, &ci);
+			ct_conn_unlock(c);
+			ct_event_emit(thr->t, CT_EV_DESTROY, CT_EVW_DESTROY,
+				      CT_DESTROY_FLUSH, now, &ci);
+		}
+		thr->count_delta--;
+		ct_ns_count_add(ns, -1);
+		thr->ctr.deleted++;
+		ct_table_queue_free(thr, c);
+		removed++;
+	}
+	if (more)
+		goto again;
+	return removed;
+}
+
+long ct_table_flush(struct ct_thread *thr, int zone, ct_time_ns now)
+{
+	struct ct_table *t = thr->t;
+	struct ct_htab *h, *f;
+	long n = 0;
+
+	pthread_mutex_lock(&t->resize_lock);
+	ct_read_lock(thr);
+	h = atomic_load_explicit(&t->htab, memory_order_acquire);
+	f = atomic_load_explicit(&h->future, memory_order_acquire);
+	for (uint64_t i = 0; i < h->n_rows; i++)
+		n += flush_row(thr, &h->rows[i], zone, now);
+	for (uint64_t i = 0; f && i < f->n_rows; i++)
+		n += flush_row(thr, &f->rows[i], zone, now);
+	ct_read_unlock(thr);
+	pthread_mutex_unlock(&t->resize_lock);
+	ct_thread_flush_frees(thr);
+	ct_thread_fold_count(thr);
+	return n;
+}
+
+uint64_t ct_table_count(const struct ct_table *t)
+{
+	struct ct_table *tt = (struct ct_table *)t;
+	int64_t n = atomic_load(&tt->count);
+	struct ct_thread *thr;
+
+	pthread_mutex_lock(&tt->thr_lock);
+	cds_list_for_each_entry(thr, &tt->threads, node)
+		n += __atomic_load_n(&thr->count_delta, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&tt->thr_lock);
+	return n < 0 ? 0 : (uint64_t)n;
+}
+
+uint64_t ct_table_rows(const struct ct_table *t)
+{
+	struct ct_htab *h = atomic_load(&((struct ct_table *)t)->htab);
+	return h->n_rows;
+}
+
+const struct ct_settings *ct_table_settings(const struct ct_table *t)
+{
+	return ct_ns_settings(ct_ns_get(t, 0));
+}

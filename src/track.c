@@ -1,2 +1,670 @@
-/* track.c - (being written) */
-#include "conn.h"
+/*
+ * track.c - one packet through the tracker: classify, look up, run the
+ * protocol's state machine, create, account, report.
+ *
+ * The order is nf_conntrack_in()'s: packet-level checks (not for us,
+ * invalid headers, bad checksums), ICMP errors matched to the connection
+ * they quote (RELATED, no entry of their own), then lookup of the tuple in
+ * either direction; a miss creates an entry that the tracker initialises
+ * from the first packet, and only an accepted first packet is inserted
+ * ("confirmed").  SEEN_REPLY is set after the tracker ran, as the kernel
+ * does, so a tracker sees the bits as they were before the packet.
+ *
+ * Events of one packet are merged and delivered once, after every lock is
+ * released, like the kernel's event cache.
+ *
+ * ct_process_burst() hides memory latency as DPDK's bulk lookup does: it
+ * hashes every key, prefetches every row, then prefetches the entries
+ * whose signatures match, and only then runs the packets in order, by
+ * which time their rows and entries are in cache.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <string.h>
+
+#include "proto.h"
+#include "proto_icmp.h"
+#include "table_impl.h"
+
+/* Rows the eviction scan looks at, as the kernel's NF_CT_EVICTION_RANGE. */
+#define CT_EVICTION_RANGE 8
+
+struct pkt_key {
+	struct ct_tuple key;
+	struct ct_tuple inv;
+	uint64_t hash;
+	bool lookup;      /* a normal lookup applies to this packet */
+};
+
+static void set_invalid(struct ct_thread *thr, struct ct_ns *ns,
+			struct ct_verdict *v, uint8_t reason)
+{
+	v->cls = CT_V_INVALID;
+	v->reason = reason;
+	thr->ctr.invalid++;
+	if (reason < CT_PR_MAX)
+		thr->ctr.invalid_by_reason[reason]++;
+	if (ns)
+		CT_NS_CTR(ns, invalid, 1);
+}
+
+/* Report an event about @c, which the caller does not hold locked. */
+static bool is_icmp(const struct ct_packet *pkt)
+{
+	return (pkt->tuple.l4 == IPPROTO_ICMP && pkt->tuple.l3 == CT_L3_IPV4) ||
+	       (pkt->tuple.l4 == IPPROTO_ICMPV6 && pkt->tuple.l3 == CT_L3_IPV6);
+}
+
+/*
+ * The kernel counts ICMP errors it cannot relate, malformed ICMP and ICMP
+ * with bad checksums under `error`, not `invalid` (proto_icmp.h); the
+ * packet is INVALID to the rule set all the same.
+ */
+static void set_invalid_or_error(struct ct_thread *thr, struct ct_ns *ns,
+				 struct ct_verdict *v, const struct ct_packet *pkt,
+				 uint8_t reason)
+{
+	bool err = reason == CT_PR_ICMP_BAD || reason == CT_PR_ICMP_NO_MATCH ||
+		   (is_icmp(pkt) && (reason == CT_PR_L4_TRUNCATED ||
+				     reason == CT_PR_L4_BAD_CSUM));
+
+	if (!err) {
+		set_invalid(thr, ns, v, reason);
+		return;
+	}
+	v->cls = CT_V_INVALID;
+	v->reason = reason;
+	thr->ctr.error++;
+	if (reason < CT_PR_MAX)
+		thr->ctr.invalid_by_reason[reason]++;
+	if (ns)
+		CT_NS_CTR(ns, error, 1);
+}
+
+static void emit(struct ct_thread *thr, struct ct_conn *c, enum ct_event_type type,
+		 uint32_t what, enum ct_destroy_cause cause, ct_time_ns now)
+{
+	struct ct_conn_info ci;
+
+	ct_conn_lock(c);
+	ct_conn_fill_info(thr->t, c, &ci);
+	ct_conn_unlock(c);
+	ct_event_emit(thr->t, type, what, cause, now, &ci);
+}
+
+/* Account a packet to @c (entry lock held). */
+static void account(struct ct_conn *c, const struct ct_packet *pkt,
+		    enum ct_dir dir, ct_time_ns now)
+{
+	struct ct_ext_acct *a = ct_conn_acct(c);
+	struct ct_ext_tstamp *ts = ct_conn_tstamp(c);
+
+	if (a) {
+		a->packets[dir]++;
+		a->bytes[dir] += pkt->l3_len;
+	}
+	if (ts)
+		ts->last_ns = now;
+}
+
+/*
+ * Unlink @c (DYING arbitrates between racing killers) and count it; the
+ * copy for the DESTROY event is taken into *ci while the caller still holds
+ * whatever keeps the entry stable, and reported later by report_destroy()
+ * once every lock is released.  Returns true if this call removed it.
+ */
+static bool kill(struct ct_thread *thr, struct ct_conn *c,
+		 enum ct_destroy_cause cause, struct ct_conn_info *ci)
+{
+	if (ct_events_on(thr->t))
+		ct_conn_fill_info(thr->t, c, ci);
+	if (!ct_conn_unlink_locked(thr, c))
+		return false;
+	if (cause == CT_DESTROY_TIMEOUT)
+		thr->ctr.expired++;
+	else
+		thr->ctr.deleted++;
+	return true;
+}
+
+static void report_destroy(struct ct_thread *thr, const struct ct_conn_info *ci,
+			   enum ct_destroy_cause cause, ct_time_ns now)
+{
+	if (ct_events_on(thr->t))
+		ct_event_emit(thr->t, CT_EV_DESTROY, CT_EVW_DESTROY, cause, now, ci);
+}
+
+/*
+ * Evict one entry that never became ASSURED (or whose tracker says it may
+ * go) from the rows after @hash's, as the kernel's early_drop().  With
+ * @ns set, only entries of that namespace qualify.  Returns true if one
+ * was evicted.
+ */
+static bool early_drop(struct ct_thread *thr, uint64_t hash, uint16_t only_zone,
+		       bool zone_only, ct_time_ns now)
+{
+	struct ct_htab *h = atomic_load_explicit(&thr->t->htab, memory_order_acquire);
+
+	for (unsigned i = 0; i < CT_EVICTION_RANGE; i++) {
+		struct ct_row *r = &h->rows[(hash + i) & h->mask];
+
+		for (; r; r = ct_row_next(r))
+			for (int k = 0; k < CT_ROW_SLOTS; k++) {
+				uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_acquire);
+				struct ct_conn *c;
+
+				if (!s)
+					continue;
+				struct ct_conn_info ci;
+				bool done;
+
+				c = ct_slot_conn(s);
+				if (zone_only && c->tuple.zone != only_zone)
+					continue;
+				if (!ct_conn_can_early_drop(c) || !ct_conn_trylock(c))
+					continue;
+				done = kill(thr, c, CT_DESTROY_EARLY_DROP, &ci);
+				ct_conn_unlock(c);
+				if (done) {
+					struct ct_ns *ns = ct_slab_chunk_of(c)->slab->owner;
+					thr->ctr.early_drop++;
+					CT_NS_CTR(ns, early_drop, 1);
+					report_destroy(thr, &ci, CT_DESTROY_EARLY_DROP, now);
+					return true;
+				}
+			}
+	}
+	return false;
+}
+
+/* Is there room for one more entry in @ns (evicting if needed)? */
+static bool make_room(struct ct_thread *thr, struct ct_ns *ns,
+		      const struct ct_settings *set, uint64_t hash, ct_time_ns now)
+{
+	struct ct_table *t = thr->t;
+
+	if (set->max && ns->id != 0 &&
+	    atomic_load_explicit(&ns->count, memory_order_relaxed) >= (int64_t)set->max &&
+	    !early_drop(thr, hash, ns->id, true, now))
+		return false;
+	if (t->max) {
+		int64_t n = atomic_load_explicit(&t->count, memory_order_relaxed) +
+			    thr->count_delta;
+		if (n >= (int64_t)t->max && !early_drop(thr, hash, 0, false, now))
+			return false;
+	}
+	return true;
+}
+
+static struct ct_slab_mag *mag_for(struct ct_thread *thr, struct ct_ns *ns,
+				   unsigned cls)
+{
+	struct ct_slab_mag *m = &thr->mags[cls];
+
+	if (m->slab != &ns->slabs[cls] || m->slab_gen != ns->gen || m->zone != ns->id) {
+		if (m->n) {
+			/* hand cached objects back if their namespace lives */
+			struct ct_ns *old = ct_ns_get(thr->t, m->zone);
+			if (old && old->gen == m->slab_gen)
+				for (unsigned i = 0; i < m->n; i++)
+					ct_slab_free(m->objs[i]);
+			m->n = 0;
+		}
+		m->slab = &ns->slabs[cls];
+		m->slab_gen = ns->gen;
+		m->zone = ns->id;
+	}
+	return m;
+}
+
+static unsigned conn_ext(const struct ct_table *t, const struct ct_settings *set)
+{
+	return (set->acct ? CT_EXT_ACCT : 0) | (set->timestamp ? CT_EXT_TSTAMP : 0) |
+	       (t->cfg.labels ? CT_EXT_LABELS : 0);
+}
+
+/* Apply a tracker's answer for an existing entry (lock held).  Returns the
+ * events to report; sets *lowered when the expiry got shorter. */
+static uint32_t apply(struct ct_thread *thr, struct ct_conn *c,
+		      const struct ct_packet *pkt, enum ct_dir dir,
+		      const struct ct_proto_out *out, ct_time_ns now,
+		      bool *lowered)
+{
+	uint32_t what = out->events;
+
+	if (out->verdict == CT_PV_ACCEPT || out->verdict == CT_PV_DESTROY) {
+		account(c, pkt, dir, now);
+		if (out->verdict == CT_PV_ACCEPT) {
+			uint64_t exp = now + out->timeout_ns;
+			if (exp < c->expires)
+				*lowered = true;
+			c->expires = exp;
+		}
+	} else {
+		struct ct_ext_tstamp *ts = ct_conn_tstamp(c);
+		if (ts)
+			ts->last_ns = now;
+	}
+	if (out->set_assured && !ct_conn_test_and_set(c, CT_ST_ASSURED))
+		what |= CT_EVW_ASSURED;
+	if (dir == CT_DIR_REPLY && !ct_conn_test_and_set(c, CT_ST_SEEN_REPLY))
+		what |= CT_EVW_REPLY;
+	return what;
+}
+
+static void related(struct ct_thread *thr, struct ct_ns *ns,
+		    const struct ct_packet *pkt, struct ct_verdict *v)
+{
+	struct ct_tuple key, inv;
+	struct ct_conn *c;
+	enum ct_dir inner_dir, err_dir;
+	uint8_t reason = 0;
+
+	if (!ct_icmp_error_key(pkt, &key, &reason)) {
+		set_invalid_or_error(thr, ns, v, pkt, reason);
+		return;
+	}
+	if (!ct_tuple_invert(&key, &inv))
+		inv = key;
+	c = ct_table_find(thr, ct_hash_tuple(&thr->t->key, &key), &key, &inv,
+			  &inner_dir);
+	if (!c || (ct_conn_status(c) & CT_ST_DYING)) {
+		set_invalid_or_error(thr, ns, v, pkt, CT_PR_ICMP_NO_MATCH);
+		return;
+	}
+	if (!ct_icmp_error_accept(pkt, &c->tuple, inner_dir, &err_dir, &reason)) {
+		set_invalid_or_error(thr, ns, v, pkt, reason);
+		return;
+	}
+	v->cls = CT_V_RELATED;
+	v->dir = (uint8_t)err_dir;
+	v->l4state = c->l4state;
+	thr->ctr.related++;
+}
+
+/*
+ * process_one - the whole path for one packet, inside a read-side
+ * section.  @k holds the precomputed key, inverse and hash.
+ */
+static void process_one(struct ct_thread *thr, const struct ct_packet *pkt,
+			const struct pkt_key *k, ct_time_ns now,
+			struct ct_verdict *v)
+{
+	struct ct_table *t = thr->t;
+	const struct ct_proto *proto;
+	const struct ct_settings *set;
+	struct ct_proto_ctx ctx;
+	struct ct_proto_out out;
+	struct ct_ns *ns;
+	struct ct_conn *c;
+	enum ct_dir dir;
+	uint32_t what;
+	bool lowered;
+	int repeats = 0;
+
+	memset(v, 0, sizeof(*v));
+	v->zone = pkt->tuple.zone;
+	thr->ctr.packets++;
+	if (pkt->kind != CT_PKT_TRACKABLE) {
+		if (pkt->kind == CT_PKT_INVALID) {
+			set_invalid_or_error(thr, ct_ns_get(t, pkt->tuple.zone), v,
+					     pkt, pkt->reason);
+		} else {
+			v->cls = CT_V_UNTRACKED;
+			thr->ctr.untracked++;
+		}
+		return;
+	}
+	ns = ct_ns_get(t, pkt->tuple.zone);
+	if (!ns) {
+		set_invalid(thr, NULL, v, CT_PR_NS_UNKNOWN);
+		return;
+	}
+	if (atomic_load_explicit(&ns->state, memory_order_acquire) != CT_NS_ALIVE) {
+		set_invalid(thr, NULL, v, CT_PR_NS_DYING);
+		return;
+	}
+	set = ct_ns_settings(ns);
+	proto = ct_proto_find(pkt->tuple.l4);
+	/* the kernel checks checksums first: a neighbour solicitation with
+	 * a bad checksum is INVALID, not UNTRACKED */
+	if (set->checksum && !ct_packet_l4_csum_ok(pkt)) {
+		set_invalid_or_error(thr, ns, v, pkt, CT_PR_L4_BAD_CSUM);
+		return;
+	}
+	if (proto->classify) {
+		uint8_t reason = 0;
+		int r = proto->classify(pkt, set, &reason);
+		if (r == CT_V_UNTRACKED) {
+			v->cls = CT_V_UNTRACKED;
+			thr->ctr.untracked++;
+			return;
+		}
+		if (r == CT_V_INVALID) {
+			set_invalid_or_error(thr, ns, v, pkt, reason);
+			return;
+		}
+	}
+	if (!k->lookup) {
+		related(thr, ns, pkt, v);
+		return;
+	}
+
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.pkt = pkt;
+	ctx.set = set;
+	ctx.now = now;
+
+lookup:
+	c = ct_table_find(thr, k->hash, &k->key, &k->inv, &dir);
+	if (c) {
+		ct_conn_lock(c);
+		if (ct_conn_status(c) & CT_ST_DYING) {
+			ct_conn_unlock(c);
+			thr->ctr.search_restart++;
+			goto create;
+		}
+		if (c->expires <= now) {
+			/* a lookup that meets an expired entry reaps it */
+			struct ct_conn_info ci;
+			bool done = kill(thr, c, CT_DESTROY_TIMEOUT, &ci);
+			ct_conn_unlock(c);
+			if (done)
+				report_destroy(thr, &ci, CT_DESTROY_TIMEOUT, now);
+			goto create;
+		}
+		ctx.dir = dir;
+		ctx.is_new = false;
+		ctx.status = ct_conn_status(c);
+		memset(&out, 0, sizeof(out));
+		proto->packet(c, &ctx, &out);
+		switch (out.verdict) {
+		case CT_PV_INVALID:
+			/* TCP may shorten a dead connection's timeout on an
+			 * invalid packet (nf_tcp_handle_invalid): lower only */
+			lowered = false;
+			if (out.timeout_ns && now + out.timeout_ns < c->expires) {
+				c->expires = now + out.timeout_ns;
+				lowered = true;
+			}
+			ct_conn_unlock(c);
+			if (lowered)
+				ct_conn_due_lowered(t, c);
+			set_invalid(thr, ns, v, out.reason ? out.reason : CT_PR_TCP_INVALID_STATE);
+			return;
+		case CT_PV_REPEAT: {
+			struct ct_conn_info ci;
+			bool done = kill(thr, c, CT_DESTROY_REOPEN, &ci);
+			ct_conn_unlock(c);
+			if (done)
+				report_destroy(thr, &ci, CT_DESTROY_REOPEN, now);
+			if (++repeats > 1)
+				goto create;
+			goto lookup;
+		}
+		default:
+			break;
+		}
+		lowered = false;
+		what = apply(thr, c, pkt, dir, &out, now, &lowered);
+		v->cls = CT_V_ESTABLISHED;
+		v->dir = (uint8_t)dir;
+		v->l4state = c->l4state;
+		thr->ctr.found++;
+		if (out.verdict == CT_PV_IGNORE) {
+			v->flags |= CT_VF_IGNORED;
+			thr->ctr.ignored++;
+		}
+		if (out.verdict == CT_PV_DESTROY) {
+			struct ct_conn_info ci;
+			bool done = kill(thr, c, CT_DESTROY_PROTOCOL, &ci);
+			ct_conn_unlock(c);
+			v->flags |= CT_VF_DESTROYED;
+			if (done)
+				report_destroy(thr, &ci, CT_DESTROY_PROTOCOL, now);
+			return;
+		}
+		if (what && ct_events_on(t)) {
+			struct ct_conn_info ci;
+			ct_conn_fill_info(t, c, &ci);
+			ct_conn_unlock(c);
+			ct_event_emit(t, CT_EV_UPDATE, what, CT_DESTROY_NONE, now, &ci);
+		} else {
+			ct_conn_unlock(c);
+		}
+		if (lowered)
+			ct_conn_due_lowered(t, c);
+		return;
+	}
+
+create: {
+	unsigned ext = conn_ext(t, set);
+	size_t size = ct_conn_obj_size(proto->priv_size, ext);
+	unsigned cls = (unsigned)((size - sizeof(struct ct_conn)) / 8);
+	struct ct_slab_mag *mag = mag_for(thr, ns, cls);
+	struct ct_conn *clash = NULL;
+	struct ct_htab *h;
+	struct ct_row *r;
+	enum ct_htab_ins res;
+
+	c = ct_slab_alloc(&ns->slabs[cls], mag);
+	if (!c) {
+		v->cls = CT_V_DROP;
+		v->reason = CT_PR_NO_MEMORY;
+		thr->ctr.drop++;
+		thr->ctr.insert_failed++;
+		return;
+	}
+	c->tuple = k->key;
+	c->hash = (uint32_t)k->hash;
+	c->proto = ct_proto_index(proto);
+	c->ext = (uint8_t)ext;
+	ctx.dir = CT_DIR_ORIGINAL;
+	ctx.is_new = true;
+	ctx.status = 0;
+	memset(&out, 0, sizeof(out));
+	proto->packet(c, &ctx, &out);
+	if (out.verdict == CT_PV_INVALID) {
+		ct_slab_unused(mag, c);
+		set_invalid(thr, ns, v, out.reason ? out.reason : CT_PR_TCP_INVALID_STATE);
+		return;
+	}
+	account(c, pkt, CT_DIR_ORIGINAL, now);
+	if (ext & CT_EXT_TSTAMP)
+		ct_conn_tstamp(c)->first_ns = now;
+	c->expires = now + out.timeout_ns;
+	atomic_store_explicit(&c->status,
+			      CT_ST_CONFIRMED | (out.set_assured ? CT_ST_ASSURED : 0),
+			      memory_order_relaxed);
+	what = CT_EVW_NEW | out.events | (out.set_assured ? CT_EVW_ASSURED : 0);
+	if (out.verdict == CT_PV_DESTROY) {
+		/* created and ended by one packet: never inserted */
+		if (ct_events_on(t)) {
+			emit(thr, c, CT_EV_NEW, what, CT_DESTROY_NONE, now);
+			emit(thr, c, CT_EV_DESTROY, CT_EVW_DESTROY, CT_DESTROY_PROTOCOL, now);
+		}
+		ct_slab_unused(mag, c);
+		v->cls = CT_V_NEW;
+		v->flags = CT_VF_CREATED | CT_VF_DESTROYED;
+		thr->ctr.insert++;
+		thr->ctr.deleted++;
+		return;
+	}
+	if (!make_room(thr, ns, set, k->hash, now)) {
+		ct_slab_unused(mag, c);
+		v->cls = CT_V_DROP;
+		v->reason = CT_PR_TABLE_FULL;
+		thr->ctr.drop++;
+		thr->ctr.insert_failed++;
+		CT_NS_CTR(ns, drop, 1);
+		return;
+	}
+	r = NULL;
+	for (;;) {
+		r = NULL;
+		{
+			struct ct_htab *hh = atomic_load_explicit(&t->htab, memory_order_acquire);
+			for (;;) {
+				r = &hh->rows[k->hash & hh->mask];
+				ct_row_lock(r);
+				if (!ct_row_moved(r))
+					break;
+				ct_row_unlock(r);
+				hh = atomic_load_explicit(&hh->future, memory_order_acquire);
+			}
+			h = hh;
+		}
+		res = ct_htab_insert_locked(h, r, c, k->hash, &k->inv,
+					    t->cfg.max_chain, &clash);
+		ct_row_unlock(r);
+		if (res != CT_INS_MOVED)
+			break;
+	}
+	switch (res) {
+	case CT_INS_OK:
+		break;
+	case CT_INS_CLASH:
+		/* another thread created it first: use theirs */
+		ct_slab_unused(mag, c);
+		thr->ctr.clash_resolve++;
+		v->flags |= CT_VF_CLASH;
+		if (++repeats > 2) {
+			v->cls = CT_V_DROP;
+			v->reason = CT_PR_TABLE_FULL;
+			thr->ctr.drop++;
+			return;
+		}
+		goto lookup;
+	case CT_INS_CHAIN:
+		ct_slab_unused(mag, c);
+		v->cls = CT_V_DROP;
+		v->reason = CT_PR_CHAIN_TOO_LONG;
+		thr->ctr.chaintoolong++;
+		thr->ctr.insert_failed++;
+		thr->ctr.drop++;
+		return;
+	default:
+		ct_slab_unused(mag, c);
+		v->cls = CT_V_DROP;
+		v->reason = CT_PR_NO_MEMORY;
+		thr->ctr.insert_failed++;
+		thr->ctr.drop++;
+		return;
+	}
+	ct_due_lower(&h->group_due_inv[(k->hash & h->mask) / CT_GROUP_ROWS], c->expires);
+	thr->count_delta++;
+	ct_ns_count_add(ns, 1);
+	thr->ctr.insert++;
+	CT_NS_CTR(ns, insert, 1);
+	v->cls = CT_V_NEW;
+	v->dir = CT_DIR_ORIGINAL;
+	v->l4state = c->l4state;
+	v->flags |= CT_VF_CREATED;
+	if (ct_events_on(t))
+		emit(thr, c, CT_EV_NEW, what, CT_DESTROY_NONE, now);
+	/* a namespace teardown that started meanwhile may have missed us:
+	 * the seq_cst pair with ns.c's store of DYING makes one side see
+	 * the other */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&ns->state, memory_order_seq_cst) != CT_NS_ALIVE) {
+		struct ct_conn_info ci;
+		bool done;
+
+		ct_conn_lock(c);
+		done = kill(thr, c, CT_DESTROY_NS, &ci);
+		ct_conn_unlock(c);
+		if (done)
+			report_destroy(thr, &ci, CT_DESTROY_NS, now);
+	}
+	if (thr->count_delta >= 64)
+		ct_thread_fold_count(thr);
+	ct_table_maybe_grow(t);
+	if (atomic_load_explicit(&h->future, memory_order_relaxed))
+		ct_table_resize_step(t, 8);
+	}
+}
+
+static void make_key(const struct ct_table *t, const struct ct_packet *pkt,
+		     struct pkt_key *k)
+{
+	k->lookup = false;
+	if (pkt->kind != CT_PKT_TRACKABLE)
+		return;
+	if (is_icmp(pkt) && ct_icmp_is_error(pkt))
+		return;
+	k->key = pkt->tuple;
+	if (!ct_tuple_invert(&k->key, &k->inv))
+		k->inv = k->key;
+	k->hash = ct_hash_tuple(&t->key, &k->key);
+	k->lookup = true;
+}
+
+static void end_call(struct ct_thread *thr)
+{
+	if (thr->pending)
+		ct_thread_flush_frees(thr);
+}
+
+int ct_process(struct ct_thread *thr, const struct ct_packet *pkt,
+	       ct_time_ns now, struct ct_verdict *v)
+{
+	struct pkt_key k;
+
+	if (!thr || !pkt || !v)
+		return -EINVAL;
+	make_key(thr->t, pkt, &k);
+	ct_read_lock(thr);
+	process_one(thr, pkt, &k, now, v);
+	end_call(thr);
+	ct_read_unlock(thr);
+	return 0;
+}
+
+int ct_process_burst(struct ct_thread *thr, const struct ct_packet *const *pkts,
+		     unsigned n, ct_time_ns now, struct ct_verdict *v)
+{
+	struct pkt_key keys[CT_BURST_MAX];
+	struct ct_table *t;
+	struct ct_htab *h;
+
+	if (!thr || (!pkts && n) || (!v && n) || n > CT_BURST_MAX)
+		return -EINVAL;
+	t = thr->t;
+	/* stage 1: hash every key */
+	for (unsigned i = 0; i < n; i++)
+		make_key(t, pkts[i], &keys[i]);
+	ct_read_lock(thr);
+	h = atomic_load_explicit(&t->htab, memory_order_acquire);
+	/* stage 2: prefetch every row */
+	for (unsigned i = 0; i < n; i++)
+		if (keys[i].lookup)
+			__builtin_prefetch(&h->rows[keys[i].hash & h->mask]);
+	/* stage 3: prefetch entries whose signature matches */
+	for (unsigned i = 0; i < n; i++) {
+		const struct ct_row *r;
+		uint64_t sig;
+
+		if (!keys[i].lookup)
+			continue;
+		r = &h->rows[keys[i].hash & h->mask];
+		sig = ct_slot_sig(keys[i].hash);
+		for (int s = 0; s < CT_ROW_SLOTS; s++) {
+			uint64_t sl = atomic_load_explicit(&((struct ct_row *)r)->slot[s],
+							   memory_order_relaxed);
+			if (sl && (sl & 0xffff000000000000ull) == sig) {
+				const char *c = (const char *)ct_slot_conn(sl);
+				__builtin_prefetch(c);
+				__builtin_prefetch(c + 63);
+			}
+		}
+	}
+	/* stage 4: the trackers, in packet order */
+	for (unsigned i = 0; i < n; i++)
+		process_one(thr, pkts[i], &keys[i], now, &v[i]);
+	end_call(thr);
+	ct_read_unlock(thr);
+	if (thr->count_delta >= 64 || thr->count_delta <= -64)
+		ct_thread_fold_count(thr);
+	ct_thread_quiescent(thr);
+	return 0;
+}

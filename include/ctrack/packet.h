@@ -96,6 +96,18 @@ enum ct_parse_reason {
 	CT_PR_ICMP_UNTRACKED_TYPE, /* ICMP type that cannot start a connection */
 	CT_PR_TABLE_FULL,          /* no room and nothing could be evicted */
 	CT_PR_NS_DYING,            /* namespace is being destroyed */
+	CT_PR_NS_UNKNOWN,          /* zone has no namespace */
+	CT_PR_NO_MEMORY,           /* could not allocate an entry */
+	CT_PR_CHAIN_TOO_LONG,      /* row at its chain limit (hash flood) */
+	/* parser reasons added with the parser (kept after the tracker ones
+	 * so that earlier values keep their numbers) */
+	CT_PR_IP6_NO_NEXT_HDR,     /* IPv6 chain ends in "no next header"
+				    * (59): conntrack counts it invalid */
+	CT_PR_IP6_BAD_ADDR,        /* multicast source or scope-0 multicast
+				    * destination: ip6_rcv drops it */
+	CT_PR_ICMP_BAD_TYPE,       /* ICMP type > 18 ("invalid icmp type") */
+	CT_PR_GRE_BAD,             /* enhanced GRE (version 1) not carrying PPP */
+	CT_PR_UDPLITE_NO_CSUM,     /* UDP-Lite checksum zero ("checksum missing") */
 	CT_PR_MAX
 };
 

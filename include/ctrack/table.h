@@ -62,6 +62,8 @@ struct ct_table_config {
 	uint32_t resize_load_pct;      /* grow when entries exceed this % of
 					* row capacity; 0 = default (75);
 					* 101+ disables online resize */
+	bool labels;                   /* give entries room for 128-bit
+					* labels (ct_table_set_labels) */
 };
 
 /* ct_table_config_default - zero-cost defaults: kernel settings (acct on),
@@ -151,6 +153,9 @@ enum {
 	CT_ST_ASSURED = 1u << 2,
 	CT_ST_CONFIRMED = 1u << 3,
 	CT_ST_DYING = 1u << 9,
+	CT_ST_NAT_CLASH = 1u << 12,  /* IPS_NAT_CLASH: ctrack (no NAT) never
+				      * sets it; UDP/GRE never assure such
+				      * an entry, as in the kernel */
 };
 
 /* A copy of one connection, as listings and events show it. */

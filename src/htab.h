@@ -1,0 +1,166 @@
+/*
+ * htab.h - rows of slots: the hash table proper (one generation of it).
+ *
+ * A row is one 64-byte cache line: six slots, a link to an overflow row,
+ * and the row's due time.  A slot holds a 48-bit entry pointer and the top
+ * 16 bits of the entry's hash as a signature, so a lookup compares
+ * signatures within the line it already fetched and dereferences only
+ * entries that are likely to match.  Because the hash is direction-blind
+ * (hash.h), each entry has exactly one slot, found from either direction.
+ *
+ * Row lock.  Bit 0 of the link word is the row's lock; bit 1 marks a row
+ * whose entries were moved to the next generation during a resize.  The
+ * lock costs no memory and lives in the line the writer touches anyway.
+ * Readers never take it.
+ *
+ * Due times.  They are stored inverted (~due), so that freshly mapped,
+ * zeroed rows read "nothing due" and a new generation needs no
+ * initialisation pass.  row.due is a lower bound of the earliest expiry among the
+ * row's entries (UINT64_MAX: nothing due); group_due[g] a lower bound over
+ * rows 64g..64g+63.  Bounds are lowered by whoever inserts or shortens a
+ * timeout, and recomputed exactly only by the collector, with the
+ * store-then-scan order described in gc.c, so that a lowering is never
+ * lost.  A refresh only lengthens a timeout and leaves the bounds alone.
+ *
+ * Memory ordering: slots are published with release stores and read with
+ * acquire loads; an entry is fully initialised before its slot is stored.
+ */
+#ifndef CT_HTAB_H
+#define CT_HTAB_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <urcu/call-rcu.h>
+
+#include "conn.h"
+
+#define CT_ROW_SLOTS 6
+#define CT_ROW_LOCK ((uintptr_t)1)
+#define CT_ROW_MOVED ((uintptr_t)2)
+#define CT_ROW_FLAGS ((uintptr_t)63)
+#define CT_DUE_NEVER UINT64_MAX
+#define CT_GROUP_ROWS 64
+
+struct ct_row {
+	_Atomic uint64_t slot[CT_ROW_SLOTS];
+	_Atomic uintptr_t next;
+	_Atomic uint64_t due_inv;      /* ~due: zeroed memory reads "never" */
+} __attribute__((aligned(64)));
+
+_Static_assert(sizeof(struct ct_row) == 64, "a row is one cache line");
+
+struct ct_htab {
+	uint64_t n_rows;               /* power of two */
+	uint64_t mask;
+	uint64_t n_groups;
+	struct ct_row *rows;
+	_Atomic uint64_t *group_due_inv;  /* ~due per 64 rows */
+	_Atomic(struct ct_htab *) future; /* resize target, or NULL */
+	_Atomic uint64_t mig_next;     /* next row to claim for migration */
+	_Atomic uint64_t mig_done;     /* rows migrated */
+	/* overflow rows, freed with this generation */
+	_Atomic uint8_t ovf_lock;
+	struct ct_row **ovf;
+	uint64_t n_ovf, cap_ovf;
+	struct rcu_head rcu;
+};
+
+static inline uint64_t ct_slot_make(const struct ct_conn *c, uint64_t hash)
+{
+	return (hash & 0xffff000000000000ull) | (uint64_t)(uintptr_t)c;
+}
+
+static inline struct ct_conn *ct_slot_conn(uint64_t slot)
+{
+	return (struct ct_conn *)(uintptr_t)(slot & 0x0000ffffffffffffull);
+}
+
+static inline uint64_t ct_slot_sig(uint64_t hash)
+{
+	return hash & 0xffff000000000000ull;
+}
+
+static inline struct ct_row *ct_row_next(const struct ct_row *r)
+{
+	return (struct ct_row *)(atomic_load_explicit(&((struct ct_row *)r)->next,
+						      memory_order_acquire) & ~CT_ROW_FLAGS);
+}
+
+struct ct_htab *ct_htab_new(uint64_t n_rows);
+void ct_htab_free(struct ct_htab *h);
+
+void ct_row_lock(struct ct_row *r);
+void ct_row_unlock(struct ct_row *r);
+
+static inline bool ct_row_moved(const struct ct_row *r)
+{
+	return atomic_load_explicit(&((struct ct_row *)r)->next,
+				    memory_order_acquire) & CT_ROW_MOVED;
+}
+
+/*
+ * ct_htab_find - the entry matching @key (direction ORIGINAL) or @inv
+ * (the inverted key: direction REPLY) in @h's row for @hash, or NULL.
+ * RCU read side; takes no lock.  DYING entries are returned too: the
+ * caller decides (they are rare and the caller locks the entry anyway).
+ */
+struct ct_conn *ct_htab_find(struct ct_htab *h, uint64_t hash,
+			     const struct ct_tuple *key,
+			     const struct ct_tuple *inv, enum ct_dir *dir);
+
+enum ct_htab_ins {
+	CT_INS_OK = 0,
+	CT_INS_CLASH,       /* a live entry with the same tuple is there */
+	CT_INS_CHAIN,       /* the row holds max_chain entries */
+	CT_INS_NOMEM,       /* could not add an overflow row */
+	CT_INS_MOVED,       /* the row moved to the next generation */
+};
+
+/*
+ * ct_htab_insert_locked - with row @r (head of @h's row for c->hash)
+ * locked, check for a live entry equal to @c's tuple or its inverse
+ * (returned in *clash), then store @c.  Lowers the row's due time to
+ * c->expires (the caller lowers the group's after unlocking).
+ */
+enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *r,
+				       struct ct_conn *c, uint64_t hash,
+				       const struct ct_tuple *inv,
+				       uint32_t max_chain,
+				       struct ct_conn **clash);
+
+/* ct_htab_remove_locked - with the row locked, clear @c's slot.
+ * Returns true if it was there. */
+bool ct_htab_remove_locked(struct ct_row *r, const struct ct_conn *c);
+
+/* Lower row @idx's and its group's due bound to @due (lock-free). */
+void ct_htab_lower_due(struct ct_htab *h, uint64_t idx, uint64_t due);
+
+/* Due words hold ~due; these read, lower and set them (seq_cst: see gc.c). */
+static inline uint64_t ct_due_get(_Atomic uint64_t *p)
+{
+	return ~atomic_load_explicit(p, memory_order_seq_cst);
+}
+
+static inline void ct_due_lower(_Atomic uint64_t *p, uint64_t due)
+{
+	uint64_t inv = ~due;
+	uint64_t cur = atomic_load_explicit(p, memory_order_seq_cst);
+
+	while (inv > cur &&
+	       !atomic_compare_exchange_weak_explicit(p, &cur, inv,
+						      memory_order_seq_cst,
+						      memory_order_seq_cst))
+		;
+}
+
+static inline void ct_due_set(_Atomic uint64_t *p, uint64_t due)
+{
+	atomic_store_explicit(p, ~due, memory_order_seq_cst);
+}
+
+/* Count entries in row chain @r (any thread; approximate while writers run). */
+unsigned ct_row_count(const struct ct_row *r);
+
+#endif /* CT_HTAB_H */

@@ -1,0 +1,20 @@
+/*
+ * rcu.h - the table's RCU flavour behind one small interface.
+ *
+ * liburcu offers flavours with different read-side costs; a table picks
+ * one at creation (memb by default, QSBR for polling dataplanes).  Both
+ * are linked in and reached through liburcu's own rcu_flavor_struct, so
+ * one library binary serves both kinds of caller.  The indirect call costs
+ * a few nanoseconds per burst, not per packet.
+ */
+#ifndef CT_RCU_H
+#define CT_RCU_H
+
+#include <urcu/call-rcu.h>
+#include <urcu/flavor.h>
+
+#include "ctrack/table.h"
+
+const struct rcu_flavor_struct *ct_rcu_flavor(enum ct_rcu_flavor f);
+
+#endif /* CT_RCU_H */

@@ -1,0 +1,223 @@
+/*
+ * table_impl.h - the insides of struct ct_table, ct_thread and ct_ns.
+ *
+ * Shared by the core files (table.c, track.c, gc.c, ns.c, event.c,
+ * stats.c).  Locking rules are stated at each structure.
+ */
+#ifndef CT_TABLE_IMPL_H
+#define CT_TABLE_IMPL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <urcu/call-rcu.h>
+#include <urcu/flavor.h>
+#include <urcu/list.h>
+
+#include "conn.h"
+#include "ctrack/events.h"
+#include "ctrack/ns.h"
+#include "ctrack/gc.h"
+#include "ctrack/stats.h"
+#include "ctrack/table.h"
+#include "hash.h"
+#include "htab.h"
+#include "slab.h"
+
+#define CT_MAX_ZONES 65536
+/* object size classes: core + priv (0..64) + extensions (0..64), step 8 */
+#define CT_N_CLASSES 17
+
+/* Counters a thread keeps to itself (summed on read). */
+struct ct_counters {
+	uint64_t found, invalid, insert, insert_failed, drop, early_drop;
+	uint64_t error, search_restart, clash_resolve, chaintoolong;
+	uint64_t packets, untracked, ignored, related, expired, deleted;
+	uint64_t invalid_by_reason[CT_PR_MAX];
+};
+
+/*
+ * A namespace.  Published in t->ns[id] with rcu_assign; freed after a
+ * grace period.  settings: replaced whole by ct_ns_set_settings (RCU).
+ * count: atomic.  slabs[]: each slab has its own lock.
+ */
+enum { CT_NS_ALIVE = 0, CT_NS_DYING = 1 };
+
+struct ct_ns {
+	uint16_t id;
+	_Atomic int state;                 /* CT_NS_ALIVE / CT_NS_DYING */
+	uint64_t gen;                      /* unique per creation (magazines) */
+	_Atomic(struct ct_settings *) settings;
+	_Atomic int64_t count;             /* entries now */
+	_Atomic uint64_t pending_frees;    /* entries waiting for a grace period */
+	struct ct_counters_atomic {
+		_Atomic uint64_t v[sizeof(struct ct_counters) / sizeof(uint64_t)];
+	} ctr;                             /* per-namespace counters */
+	struct ct_slab slabs[CT_N_CLASSES];
+	struct ct_table *table;
+	struct rcu_head rcu;
+	struct ct_ns *next_dead;           /* teardown batch list */
+};
+
+/* Entries waiting for a grace period, freed together by one call_rcu. */
+#define CT_FREE_BATCH 64
+struct ct_free_batch {
+	struct rcu_head rcu;
+	unsigned n;
+	struct ct_conn *conns[CT_FREE_BATCH];
+};
+
+struct ct_thread {
+	struct ct_table *t;
+	struct cds_list_head node;         /* in t->threads, under t->thr_lock */
+	struct ct_counters ctr;            /* written by the owner only */
+	struct ct_free_batch *pending;     /* entries to free after a GP */
+	int64_t count_delta;               /* not yet folded into t->count */
+	struct ct_slab_mag mags[CT_N_CLASSES];
+	/* per-namespace counters, batched: the namespace of the last packet
+	 * and what it has not yet been credited with */
+	uint16_t last_zone;
+	uint64_t zone_found, zone_packets;
+	bool in_read_section;
+	bool gc_running;                   /* this thread is inside gc_step */
+};
+
+struct ct_table {
+	struct ct_table_config cfg;
+	const struct rcu_flavor_struct *rcu;
+	struct ct_hash_key key;
+	_Atomic(struct ct_htab *) htab;     /* current generation */
+	pthread_mutex_t resize_lock;        /* held while rows are iterated
+					     * (dump, flush, sweep, gc) or
+					     * migrated */
+	_Atomic int64_t count;              /* entries (folded thread deltas) */
+	uint64_t max;                       /* settings.max, 0 = no limit */
+	uint64_t max95;
+	_Atomic(struct ct_ns *) *ns;        /* [CT_MAX_ZONES] */
+	_Atomic uint64_t ns_gen;
+	pthread_mutex_t ns_lock;            /* serialises create/destroy */
+	struct ct_arena arena;
+	ct_event_fn ev_fn;
+	void *ev_arg;
+	pthread_mutex_t thr_lock;
+	struct cds_list_head threads;
+	struct ct_counters dead_ctr;        /* from detached threads */
+	_Atomic uint64_t resizes;
+	/* collector */
+	struct ct_gc_policy gc;
+	pthread_mutex_t gc_lock;            /* one collector at a time */
+	uint64_t gc_cursor;                 /* next group to visit */
+	_Atomic uint64_t gc_passes;
+	_Atomic uint64_t gc_rows_locked;
+	pthread_t gc_thread;
+	bool gc_thread_on;
+	_Atomic bool gc_stop;
+	ct_clock_fn gc_clock;
+	void *gc_clock_arg;
+	pthread_mutex_t gc_sleep_lock;
+	pthread_cond_t gc_sleep_cond;
+};
+
+/* ---- helpers shared by the core files ---- */
+
+static inline struct ct_ns *ct_ns_get(const struct ct_table *t, uint16_t zone)
+{
+	return atomic_load_explicit(&t->ns[zone], memory_order_acquire);
+}
+
+static inline struct ct_settings *ct_ns_settings(const struct ct_ns *ns)
+{
+	return atomic_load_explicit(&((struct ct_ns *)ns)->settings,
+				    memory_order_acquire);
+}
+
+static inline void ct_read_lock(struct ct_thread *thr)
+{
+	thr->t->rcu->read_lock();
+}
+
+static inline void ct_read_unlock(struct ct_thread *thr)
+{
+	thr->t->rcu->read_unlock();
+}
+
+/* Offsets of the optional extensions inside an entry. */
+size_t ct_conn_ext_off(const struct ct_conn *c, unsigned ext);
+size_t ct_conn_obj_size(uint8_t priv_size, unsigned ext);
+
+static inline struct ct_ext_acct *ct_conn_acct(struct ct_conn *c)
+{
+	return (c->ext & CT_EXT_ACCT)
+		? (struct ct_ext_acct *)((char *)c + ct_conn_ext_off(c, CT_EXT_ACCT))
+		: NULL;
+}
+
+static inline struct ct_ext_tstamp *ct_conn_tstamp(struct ct_conn *c)
+{
+	return (c->ext & CT_EXT_TSTAMP)
+		? (struct ct_ext_tstamp *)((char *)c + ct_conn_ext_off(c, CT_EXT_TSTAMP))
+		: NULL;
+}
+
+static inline struct ct_ext_labels *ct_conn_labels(struct ct_conn *c)
+{
+	return (c->ext & CT_EXT_LABELS)
+		? (struct ct_ext_labels *)((char *)c + ct_conn_ext_off(c, CT_EXT_LABELS))
+		: NULL;
+}
+
+/* table.c */
+void ct_conn_fill_info(struct ct_table *t, struct ct_conn *c,
+		       struct ct_conn_info *ci);
+/* Unlink @c (whose entry lock the caller does NOT hold) if nobody else
+ * did: sets DYING, clears its slot, queues it for freeing, adjusts counts.
+ * Returns true if this call removed it. */
+bool ct_conn_unlink(struct ct_thread *thr, struct ct_conn *c);
+/* The same, for a caller that holds the entry's lock. */
+bool ct_conn_unlink_locked(struct ct_thread *thr, struct ct_conn *c);
+void ct_thread_flush_frees(struct ct_thread *thr);
+/* Queue an unlinked entry to be freed after a grace period. */
+void ct_table_queue_free(struct ct_thread *thr, struct ct_conn *c);
+/* Register / unregister the calling thread with the table's RCU flavour
+ * (counted, so nesting is fine). */
+void ct_rcu_reg(struct ct_table *t);
+void ct_rcu_unreg(struct ct_table *t);
+void ct_thread_fold_count(struct ct_thread *thr);
+struct ct_conn *ct_table_find(struct ct_thread *thr, uint64_t hash,
+			      const struct ct_tuple *key,
+			      const struct ct_tuple *inv, enum ct_dir *dir);
+/* Lower the due bounds of @c's row after its expiry got shorter. */
+void ct_conn_due_lowered(struct ct_table *t, struct ct_conn *c);
+/* Help an ongoing resize: migrate up to @rows rows.  Returns true while
+ * a resize is still in progress. */
+bool ct_table_resize_step(struct ct_table *t, uint64_t rows);
+void ct_table_maybe_grow(struct ct_table *t);
+
+/* event.c */
+void ct_event_emit(struct ct_table *t, enum ct_event_type type, uint32_t what,
+		   enum ct_destroy_cause cause, ct_time_ns now,
+		   const struct ct_conn_info *ci);
+static inline bool ct_events_on(const struct ct_table *t)
+{
+	return t->ev_fn != NULL;
+}
+
+/* ns.c */
+int ct_ns_init_zero(struct ct_table *t);
+void ct_ns_free_all(struct ct_table *t);
+void ct_ns_count_add(struct ct_ns *ns, int64_t d);
+void ct_ns_ctr_add(struct ct_ns *ns, size_t field_off, uint64_t v);
+#define CT_NS_CTR(ns, field, v) \
+	ct_ns_ctr_add((ns), offsetof(struct ct_counters, field), (v))
+
+/* stats.c */
+void ct_counters_add(struct ct_counters *dst, const struct ct_counters *src);
+
+/* gc.c */
+void ct_gc_init(struct ct_table *t);
+/* Decide whether an entry can be evicted early. */
+bool ct_conn_can_early_drop(const struct ct_conn *c);
+
+#endif /* CT_TABLE_IMPL_H */

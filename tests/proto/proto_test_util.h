@@ -1,0 +1,113 @@
+/*
+ * proto_test_util.h - driving one tracker by hand, as the core would.
+ *
+ * Tests of the non-TCP trackers allocate an entry the way the table does
+ * (a 64-byte core plus the tracker's private area, 64-byte aligned,
+ * zeroed), build struct ct_packet by hand and call the tracker.  track()
+ * plays the part of nf_conntrack_in around the tracker: it hands the
+ * tracker the status bits as they were *before* the packet, and after an
+ * accepted packet sets ASSURED when asked and then SEEN_REPLY for a packet
+ * in the reply direction - the order the kernel uses (the protocol tracker
+ * runs first, IPS_SEEN_REPLY is set after it returns NF_ACCEPT).
+ */
+#ifndef PROTO_TEST_UTIL_H
+#define PROTO_TEST_UTIL_H
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "conn.h"
+#include "proto.h"
+#include "ctrack/settings.h"
+#include "ctrack/table.h"
+
+#define SEC(x) ((ct_time_ns)((x) * 1000000000.0 + 0.5))
+
+static inline struct ct_conn *conn_new(const struct ct_proto *p,
+				       const struct ct_tuple *t)
+{
+	size_t size = (sizeof(struct ct_conn) + p->priv_size + 63) & ~(size_t)63;
+	struct ct_conn *c = aligned_alloc(64, size);
+
+	if (!c)
+		abort();
+	memset(c, 0, size);
+	c->tuple = *t;
+	c->proto = ct_proto_index(p);
+	return c;
+}
+
+static inline struct ct_proto_out track(const struct ct_proto *p,
+					struct ct_conn *c,
+					const struct ct_settings *set,
+					const struct ct_packet *pkt,
+					enum ct_dir dir, bool is_new,
+					ct_time_ns now)
+{
+	struct ct_proto_ctx ctx = {
+		.pkt = pkt,
+		.set = set,
+		.now = now,
+		.dir = dir,
+		.is_new = is_new,
+		.status = ct_conn_status(c),
+	};
+	struct ct_proto_out out;
+
+	memset(&out, 0, sizeof(out));
+	p->packet(c, &ctx, &out);
+	if (out.verdict == CT_PV_ACCEPT || out.verdict == CT_PV_IGNORE) {
+		if (out.set_assured)
+			ct_conn_test_and_set(c, CT_ST_ASSURED);
+		if (dir == CT_DIR_REPLY)
+			ct_conn_test_and_set(c, CT_ST_SEEN_REPLY);
+	}
+	return out;
+}
+
+static inline void tuple4(struct ct_tuple *t, uint8_t l4, uint32_t src_host,
+			  uint32_t dst_host, uint16_t sport, uint16_t dport)
+{
+	memset(t, 0, sizeof(*t));
+	t->l3 = CT_L3_IPV4;
+	t->l4 = l4;
+	t->src.ip4 = __builtin_bswap32(src_host);
+	t->dst.ip4 = __builtin_bswap32(dst_host);
+	t->sport = sport;
+	t->dport = dport;
+}
+
+/* An IPv6 tuple with addresses 2001:db8::<src_last> / 2001:db8::<dst_last>. */
+static inline void tuple6(struct ct_tuple *t, uint8_t l4, uint8_t src_last,
+			  uint8_t dst_last, uint16_t sport, uint16_t dport)
+{
+	memset(t, 0, sizeof(*t));
+	t->l3 = CT_L3_IPV6;
+	t->l4 = l4;
+	t->src.ip6[0] = 0x20; t->src.ip6[1] = 0x01;
+	t->src.ip6[2] = 0x0d; t->src.ip6[3] = 0xb8;
+	t->dst = t->src;
+	t->src.ip6[15] = src_last;
+	t->dst.ip6[15] = dst_last;
+	t->sport = sport;
+	t->dport = dport;
+}
+
+/* A packet carrying @t (the direction it travels in). */
+static inline void packet_of(struct ct_packet *pkt, const struct ct_tuple *t)
+{
+	memset(pkt, 0, sizeof(*pkt));
+	pkt->tuple = *t;
+	pkt->kind = CT_PKT_TRACKABLE;
+}
+
+static inline void reversed(const struct ct_tuple *t, struct ct_tuple *r)
+{
+	*r = *t;
+	r->src = t->dst;
+	r->dst = t->src;
+	r->sport = t->dport;
+	r->dport = t->sport;
+}
+
+#endif /* PROTO_TEST_UTIL_H */

@@ -1,0 +1,540 @@
+/*
+ * test_table.c - the table core: lookup in both directions, creation,
+ * accounting, events, expiry by the collector and by lookups, flush,
+ * the hard maximum with early drop, chain limits, online resize, bursts
+ * and namespaces.
+ *
+ * Packets are built by hand (UDP and the generic tracker) so that every
+ * expectation follows from the rules stated in the comment of each test:
+ * the kernel's UDP timeouts (30 s unreplied, 120 s stream after 2 s), its
+ * early_drop() policy (evict entries that never became ASSURED), and the
+ * library's contracts in the public headers.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctrack/ctrack.h"
+
+#define SEC 1000000000ull
+
+struct ev_log {
+	int n;
+	struct ct_event ev[4096];
+};
+
+static void log_event(const struct ct_event *ev, void *arg)
+{
+	struct ev_log *l = arg;
+
+	if (l->n < 4096)
+		l->ev[l->n] = *ev;
+	l->n++;
+}
+
+static struct ct_packet udp4(uint32_t src, uint32_t dst, uint16_t sp, uint16_t dp)
+{
+	struct ct_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.kind = CT_PKT_TRACKABLE;
+	p.tuple.l3 = CT_L3_IPV4;
+	p.tuple.l4 = IPPROTO_UDP;
+	p.tuple.src.ip4 = htonl(src);
+	p.tuple.dst.ip4 = htonl(dst);
+	p.tuple.sport = sp;
+	p.tuple.dport = dp;
+	p.l3_len = 48;
+	p.l4_len = 28;
+	p.payload_len = 20;
+	return p;
+}
+
+static struct ct_packet reply_of(const struct ct_packet *p)
+{
+	struct ct_packet r = *p;
+
+	r.tuple.src = p->tuple.dst;
+	r.tuple.dst = p->tuple.src;
+	r.tuple.sport = p->tuple.dport;
+	r.tuple.dport = p->tuple.sport;
+	return r;
+}
+
+struct fixture {
+	struct ct_table *t;
+	struct ct_thread *thr;
+	struct ev_log log;
+};
+
+static struct fixture *setup_with(const struct ct_table_config *cfg)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	assert_non_null(f);
+	assert_int_equal(ct_table_create(cfg, &f->t), 0);
+	f->thr = ct_thread_attach(f->t);
+	assert_non_null(f->thr);
+	ct_table_set_event_handler(f->t, log_event, &f->log);
+	return f;
+}
+
+static struct fixture *setup_default(void)
+{
+	struct ct_table_config cfg;
+
+	ct_table_config_default(&cfg);
+	cfg.settings.checksum = 0;
+	return setup_with(&cfg);
+}
+
+static void teardown_f(struct fixture *f)
+{
+	ct_thread_detach(f->thr);
+	ct_table_destroy(f->t);
+	free(f);
+}
+
+static void test_first_packet_creates_entry_and_reply_is_found_in_reverse(void **state)
+{
+	struct fixture *f = setup_default();
+	struct ct_packet p = udp4(0x0a000001, 0x0a000002, 40000, 53);
+	struct ct_packet r = reply_of(&p);
+	struct ct_verdict v;
+	struct ct_conn_info ci;
+	enum ct_dir dir;
+
+	(void)state;
+	assert_int_equal(ct_process(f->thr, &p, 1 * SEC, &v), 0);
+	assert_int_equal(v.cls, CT_V_NEW);
+	assert_true(v.flags & CT_VF_CREATED);
+	assert_int_equal(ct_process(f->thr, &p, 2 * SEC, &v), 0);
+	assert_int_equal(v.cls, CT_V_ESTABLISHED);
+	assert_int_equal(v.dir, CT_DIR_ORIGINAL);
+	assert_int_equal(ct_process(f->thr, &r, 3 * SEC, &v), 0);
+	assert_int_equal(v.cls, CT_V_ESTABLISHED);
+	assert_int_equal(v.dir, CT_DIR_REPLY);
+	/* one entry, found from the reply tuple too */
+	assert_int_equal(ct_table_count(f->t), 1);
+	assert_int_equal(ct_table_lookup(f->thr, &r.tuple, &ci, &dir), 1);
+	assert_int_equal(dir, CT_DIR_REPLY);
+	assert_true(ci.status & CT_ST_SEEN_REPLY);
+	/* acct: two original packets, one reply, 48 bytes each (l3_len) */
+	assert_int_equal(ci.packets[0], 2);
+	assert_int_equal(ci.packets[1], 1);
+	assert_int_equal(ci.bytes[0], 96);
+	assert_int_equal(ci.bytes[1], 48);
+	/* the reply tuple is the inverted original */
+	assert_int_equal(ci.reply.sport, 53);
+	assert_int_equal(ci.reply.dport, 40000);
+	teardown_f(f);
+}
+
+static void test_events_new_then_update_on_reply(void **state)
+{
+	struct fixture *f = setup_default();
+	struct ct_packet p = udp4(0x0a000001, 0x0a000002, 40000, 53);
+	struct ct_packet r = reply_of(&p);
+	struct ct_verdict v;
+
+	(void)state;
+	ct_process(f->thr, &p, 1 * SEC, &v);
+	ct_process(f->thr, &p, 1 * SEC + 1000, &v); /* nothing changes: no event */
+	ct_process(f->thr, &r, 1 * SEC + 2000, &v); /* SEEN_REPLY: an UPDATE */
+	assert_int_equal(f->log.n, 2);
+	assert_int_equal(f->log.ev[0].type, CT_EV_NEW);
+	assert_int_equal(f->log.ev[0].conn.expires, 31 * SEC); /* 30 s unreplied */
+	assert_int_equal(f->log.ev[1].type, CT_EV_UPDATE);
+	assert_true(f->log.ev[1].what & CT_EVW_REPLY);
+	teardown_f(f);
+}
+
+static void test_collector_expires_due_entries_and_reports_destroy(void **state)
+{
+	struct fixture *f = setup_default();
+	struct ct_verdict v;
+	struct ct_gc_result r;
+
+	(void)state;
+	for (uint16_t i = 0; i < 100; i++) {
+		struct ct_packet p = udp4(0x0a000001, 0x0a000002, (uint16_t)(1000 + i), 53);
+		/* half of them at t=0 (due at 30 s), half at t=20 s (due at 50 s) */
+		ct_process(f->thr, &p, i < 50 ? 0 : 20 * SEC, &v);
+	}
+	f->log.n = 0;
+	assert_int_equal(ct_gc_step(f->thr, 29 * SEC, 0, &r), 0);
+	assert_int_equal(r.expired, 0);
+	assert_true(r.pass_done);
+	assert_int_equal(ct_table_count(f->t), 100);
+	assert_int_equal(ct_gc_step(f->thr, 30 * SEC, 0, &r), 0);
+	assert_int_equal(r.expired, 50);
+	assert_int_equal(ct_table_count(f->t), 50);
+	assert_int_equal(f->log.n, 50);
+	assert_int_equal(f->log.ev[0].type, CT_EV_DESTROY);
+	assert_int_equal(f->log.ev[0].destroy_cause, CT_DESTROY_TIMEOUT);
+	/* the earliest due time it saw is the second batch's */
+	assert_true(r.next_due <= 50 * SEC);
+	assert_int_equal(ct_gc_step(f->thr, 50 * SEC, 0, &r), 0);
+	assert_int_equal(r.expired, 50);
+	assert_int_equal(ct_table_count(f->t), 0);
+	teardown_f(f);
+}
+
+static void test_idle_collector_pass_locks_no_row(void **state)
+{
+	struct fixture *f = setup_default();
+	struct ct_verdict v;
+	struct ct_gc_result r;
+
+	(void)state;
+	for (uint16_t i = 0; i < 1000; i++) {
+		struct ct_packet p = udp4(0x0a000001 + i, 0x0a000002, 1000, 53);
+		ct_process(f->thr, &p, 0, &v);
+	}
+	/* first pass at 10 s: bounds are exact after insert, nothing due */
+	assert_int_equal(ct_gc_step(f->thr, 10 * SEC, 0, &r), 0);
+	assert_int_equal(r.rows_locked, 0);
+	assert_int_equal(r.expired, 0);
+	assert_true(r.groups_skipped > 0);
+	teardown_f(f);
+}
+
+static void test_lookup_reaps_an_expired_entry_and_creates_anew(void **state)
+{
+	struct fixture *f = setup_default();
+	struct ct_packet p = udp4(0x0a000001, 0x0a000002, 40000, 53);
+	struct ct_verdict v;
+
+	(void)state;
+	ct_process(f->thr, &p, 0, &v);
+	f->log.n = 0;
+	ct_process(f->thr, &p, 31 * SEC, &v); /* 30 s later: it had expired */
+	assert_int_equal(v.cls, CT_V_NEW);
+	assert_int_equal(f->log.n, 2);
+	assert_int_equal(f->log.ev[0].type, CT_EV_DESTROY);
+	assert_int_equal(f->log.ev[1].type, CT_EV_NEW);
+	assert_int_equal(ct_table_count(f->t), 1);
+	teardown_f(f);
+}
+
+static void test_stream_timeout_is_never_lowered_by_refresh_bounds(void **state)
+{
+	/* UDP: once replied and > 2 s old, 120 s and ASSURED.  The collector
+	 * must not expire it at the old bound (30 s). */
+	struct fixture *f = setup_default();
+	struct ct_packet p = udp4(0x0a000001, 0x0a000002, 40000, 53);
+	struct ct_packet r = reply_of(&p);
+	struct ct_verdict v;
+	struct ct_gc_result g;
+	struct ct_conn_info ci;
+
+	(void)state;
+	ct_process(f->thr, &p, 0, &v);
+	ct_process(f->thr, &r, 1 * SEC, &v);
+	ct_process(f->thr, &p, 3 * SEC, &v);
+	assert_int_equal(ct_table_lookup(f->thr, &p.tuple, &ci, NULL), 1);
+	assert_true(ci.status & CT_ST_ASSURED);
+	assert_int_equal(ci.expires, 123 * SEC);
+	ct_gc_step(f->thr, 40 * SEC, 0, &g);
+	assert_int_equal(g.expired, 0);
+	assert_int_equal(g.rows_locked, 1); /* the stale bound made it look */
+	ct_gc_step(f->thr, 50 * SEC, 0, &g);
+	assert_int_equal(g.rows_locked, 0); /* and fixed the bound */
+	ct_gc_step(f->thr, 123 * SEC, 0, &g);
+	assert_int_equal(g.expired, 1);
+	teardown_f(f);
+}
+
+static void test_flush_removes_all_with_destroy_events(void **state)
+{
+	struct fixture *f = setup_default();
+	struct ct_verdict v;
+
+	(void)state;
+	for (uint16_t i = 0; i < 300; i++) {
+		struct ct_packet p = udp4(0x0a000001, 0x0a000002, (uint16_t)(1000 + i), 53);
+		ct_process(f->thr, &p, 0, &v);
+	}
+	f->log.n = 0;
+	assert_int_equal(ct_table_flush(f->thr, -1, 1 * SEC), 300);
+	assert_int_equal(ct_table_count(f->t), 0);
+	assert_int_equal(f->log.n, 300);
+	assert_int_equal(f->log.ev[299].destroy_cause, CT_DESTROY_FLUSH);
+	teardown_f(f);
+}
+
+static void test_full_table_evicts_unreplied_before_refusing(void **state)
+{
+	/* early_drop(): when full, evict an entry that never became ASSURED;
+	 * if only ASSURED entries are near, refuse (drop). */
+	struct ct_table_config cfg;
+	struct fixture *f;
+	struct ct_verdict v;
+	struct ct_stats st;
+
+	(void)state;
+	ct_table_config_default(&cfg);
+	cfg.settings.checksum = 0;
+	cfg.settings.max = 64;
+	cfg.settings.buckets = 64;
+	cfg.resize_load_pct = 200; /* fixed size: every row is near */
+	f = setup_with(&cfg);
+	for (uint16_t i = 0; i < 64; i++) {
+		struct ct_packet p = udp4(0x0a000001, 0x0a000002, (uint16_t)(1000 + i), 53);
+		ct_process(f->thr, &p, 0, &v);
+		assert_int_equal(v.cls, CT_V_NEW);
+	}
+	for (uint16_t i = 0; i < 64; i++) {
+		struct ct_packet p = udp4(0x0b000001, 0x0a000002, (uint16_t)(1000 + i), 53);
+		ct_process(f->thr, &p, 1 * SEC, &v);
+		assert_int_equal(v.cls, CT_V_NEW);
+	}
+	ct_table_get_stats(f->t, &st);
+	assert_true(st.early_drop >= 64);
+	assert_true(ct_table_count(f->t) <= 64);
+	teardown_f(f);
+}
+
+static void test_full_table_of_assured_entries_drops_new_ones(void **state)
+{
+	struct ct_table_config cfg;
+	struct fixture *f;
+	struct ct_verdict v;
+	struct ct_stats st;
+
+	(void)state;
+	ct_table_config_default(&cfg);
+	cfg.settings.checksum = 0;
+	cfg.settings.max = 32;
+	cfg.settings.buckets = 64;
+	cfg.resize_load_pct = 200;
+	f = setup_with(&cfg);
+	for (uint16_t i = 0; i < 32; i++) {
+		struct ct_packet p = udp4(0x0a000001, 0x0a000002, (uint16_t)(1000 + i), 53);
+		struct ct_packet r = reply_of(&p);
+		ct_process(f->thr, &p, 0, &v);
+		ct_process(f->thr, &r, 1 * SEC, &v);
+		ct_process(f->thr, &p, 3 * SEC, &v); /* ASSURED */
+	}
+	{
+		struct ct_packet p = udp4(0x0c000001, 0x0a000002, 7, 53);
+		ct_process(f->thr, &p, 4 * SEC, &v);
+	}
+	assert_int_equal(v.cls, CT_V_DROP);
+	assert_int_equal(v.reason, CT_PR_TABLE_FULL);
+	ct_table_get_stats(f->t, &st);
+	assert_int_equal(st.drop, 1);
+	assert_int_equal(st.early_drop, 0);
+	assert_int_equal(ct_table_count(f->t), 32);
+	teardown_f(f);
+}
+
+static void test_chain_limit_refuses_and_counts_chaintoolong(void **state)
+{
+	/* a fixed, tiny table with a chain limit of 8: inserting 64 x more
+	 * entries than rows must hit the limit, count it, and keep every row
+	 * at most 8 long */
+	struct ct_table_config cfg;
+	struct fixture *f;
+	struct ct_verdict v;
+	struct ct_stats st;
+	static const uint8_t key[16] = { 1, 2, 3 };
+
+	(void)state;
+	ct_table_config_default(&cfg);
+	cfg.settings.checksum = 0;
+	cfg.settings.max = 0;
+	cfg.settings.buckets = 64;
+	cfg.max_chain = 8;
+	cfg.hash_key = key;
+	cfg.resize_load_pct = 200;
+	f = setup_with(&cfg);
+	for (uint32_t i = 0; i < 64 * 64; i++) {
+		struct ct_packet p = udp4(0x0a000000 + i, 0x0a000002, 1000, 53);
+		ct_process(f->thr, &p, 0, &v);
+	}
+	ct_table_get_stats(f->t, &st);
+	assert_true(st.chaintoolong > 0);
+	assert_true(ct_table_count(f->t) <= 64 * 8);
+	assert_int_equal(st.insert + st.chaintoolong, 64 * 64);
+	teardown_f(f);
+}
+
+static int count_cb(const struct ct_conn_info *ci, void *arg)
+{
+	(void)ci;
+	(*(long *)arg)++;
+	return 0;
+}
+
+static void test_online_resize_keeps_every_entry_findable(void **state)
+{
+	struct ct_table_config cfg;
+	struct fixture *f;
+	struct ct_verdict v;
+	struct ct_stats st;
+	long n = 0;
+	const uint32_t N = 50000;
+
+	(void)state;
+	ct_table_config_default(&cfg);
+	cfg.settings.checksum = 0;
+	cfg.settings.max = 0;
+	cfg.settings.buckets = 64;
+	f = setup_with(&cfg);
+	ct_table_set_event_handler(f->t, NULL, NULL);
+	for (uint32_t i = 0; i < N; i++) {
+		struct ct_packet p = udp4(0x0a000000 + i, 0x0b000002, 1000, 53);
+		ct_process(f->thr, &p, 0, &v);
+		assert_int_equal(v.cls, CT_V_NEW);
+	}
+	ct_table_get_stats(f->t, &st);
+	assert_true(st.resizes > 0);
+	assert_true(ct_table_rows(f->t) > 64);
+	for (uint32_t i = 0; i < N; i++) {
+		struct ct_packet p = udp4(0x0b000002, 0x0a000000 + i, 53, 1000);
+		ct_process(f->thr, &p, 1 * SEC, &v);
+		assert_int_equal(v.cls, CT_V_ESTABLISHED);
+		assert_int_equal(v.dir, CT_DIR_REPLY);
+	}
+	ct_table_dump(f->thr, -1, count_cb, &n);
+	assert_int_equal(n, N);
+	assert_int_equal(ct_table_count(f->t), N);
+	teardown_f(f);
+}
+
+static void test_burst_gives_the_same_verdicts_as_single_packets(void **state)
+{
+	struct fixture *a = setup_default(), *b = setup_default();
+	struct ct_packet pk[CT_BURST_MAX];
+	const struct ct_packet *pp[CT_BURST_MAX];
+	struct ct_verdict vb[CT_BURST_MAX], vs;
+
+	(void)state;
+	for (int round = 0; round < 3; round++) {
+		for (unsigned i = 0; i < CT_BURST_MAX; i++) {
+			/* repeats inside a burst: 16 flows, both directions */
+			struct ct_packet p = udp4(0x0a000001, 0x0a000002, (uint16_t)(100 + i % 16), 53);
+			pk[i] = (i / 16) % 2 ? reply_of(&p) : p;
+			pp[i] = &pk[i];
+		}
+		assert_int_equal(ct_process_burst(a->thr, pp, CT_BURST_MAX, (uint64_t)round * SEC, vb), 0);
+		for (unsigned i = 0; i < CT_BURST_MAX; i++) {
+			ct_process(b->thr, &pk[i], (uint64_t)round * SEC, &vs);
+			assert_int_equal(vb[i].cls, vs.cls);
+			assert_int_equal(vb[i].dir, vs.dir);
+		}
+	}
+	assert_int_equal(ct_table_count(a->t), 16);
+	teardown_f(a);
+	teardown_f(b);
+}
+
+static void test_same_tuple_lives_independently_in_two_zones(void **state)
+{
+	struct fixture *f = setup_default();
+	struct ct_packet p = udp4(0x0a000001, 0x0a000002, 40000, 53);
+	struct ct_verdict v;
+
+	(void)state;
+	assert_int_equal(ct_ns_create(f->t, 7, NULL), 0);
+	assert_int_equal(ct_ns_create(f->t, 7, NULL), -17 /* -EEXIST */);
+	ct_process(f->thr, &p, 0, &v);
+	assert_int_equal(v.cls, CT_V_NEW);
+	p.tuple.zone = 7;
+	ct_process(f->thr, &p, 0, &v);
+	assert_int_equal(v.cls, CT_V_NEW);
+	assert_int_equal(ct_table_count(f->t), 2);
+	p.tuple.zone = 9; /* no such namespace */
+	ct_process(f->thr, &p, 0, &v);
+	assert_int_equal(v.cls, CT_V_INVALID);
+	assert_int_equal(v.reason, CT_PR_NS_UNKNOWN);
+	teardown_f(f);
+}
+
+static void test_batched_teardown_removes_only_the_batch(void **state)
+{
+	struct fixture *f = setup_default();
+	struct ct_verdict v;
+	uint16_t ids[10];
+	struct ct_stats st;
+
+	(void)state;
+	ct_table_set_event_handler(f->t, NULL, NULL);
+	for (uint16_t z = 1; z <= 20; z++) {
+		assert_int_equal(ct_ns_create(f->t, z, NULL), 0);
+		for (uint16_t i = 0; i < 100; i++) {
+			struct ct_packet p = udp4(0x0a000001, 0x0a000002, (uint16_t)(1000 + i), 53);
+			p.tuple.zone = z;
+			ct_process(f->thr, &p, 0, &v);
+		}
+	}
+	assert_int_equal(ct_table_count(f->t), 2000);
+	for (int i = 0; i < 10; i++)
+		ids[i] = (uint16_t)(i + 1);
+	assert_int_equal(ct_ns_destroy(f->thr, ids, 10, 1 * SEC, 0), 1000);
+	assert_int_equal(ct_table_count(f->t), 1000);
+	assert_false(ct_ns_exists(f->t, 3));
+	assert_true(ct_ns_exists(f->t, 13));
+	assert_int_equal(ct_ns_get_stats(f->t, 13, &st), 0);
+	assert_int_equal(st.count, 100);
+	/* the sweep strategy gives the same result */
+	for (int i = 0; i < 10; i++)
+		ids[i] = (uint16_t)(i + 11);
+	assert_int_equal(ct_ns_destroy(f->thr, ids, 10, 1 * SEC, CT_NS_SWEEP), 1000);
+	assert_int_equal(ct_table_count(f->t), 0);
+	/* ids can be reused at once */
+	assert_int_equal(ct_ns_create(f->t, 3, NULL), 0);
+	teardown_f(f);
+}
+
+static void test_namespace_maximum_evicts_within_the_namespace(void **state)
+{
+	struct fixture *f = setup_default();
+	struct ct_settings s;
+	struct ct_verdict v;
+	struct ct_stats st;
+
+	(void)state;
+	ct_settings_default(&s);
+	s.checksum = 0;
+	s.max = 10;
+	assert_int_equal(ct_ns_create(f->t, 5, &s), 0);
+	for (uint16_t i = 0; i < 100; i++) {
+		struct ct_packet p = udp4(0x0a000001, 0x0a000002, (uint16_t)(1000 + i), 53);
+		p.tuple.zone = 5;
+		ct_process(f->thr, &p, 0, &v);
+	}
+	assert_int_equal(ct_ns_get_stats(f->t, 5, &st), 0);
+	assert_true(st.count <= 10);
+	teardown_f(f);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_first_packet_creates_entry_and_reply_is_found_in_reverse),
+		cmocka_unit_test(test_events_new_then_update_on_reply),
+		cmocka_unit_test(test_collector_expires_due_entries_and_reports_destroy),
+		cmocka_unit_test(test_idle_collector_pass_locks_no_row),
+		cmocka_unit_test(test_lookup_reaps_an_expired_entry_and_creates_anew),
+		cmocka_unit_test(test_stream_timeout_is_never_lowered_by_refresh_bounds),
+		cmocka_unit_test(test_flush_removes_all_with_destroy_events),
+		cmocka_unit_test(test_full_table_evicts_unreplied_before_refusing),
+		cmocka_unit_test(test_full_table_of_assured_entries_drops_new_ones),
+		cmocka_unit_test(test_chain_limit_refuses_and_counts_chaintoolong),
+		cmocka_unit_test(test_online_resize_keeps_every_entry_findable),
+		cmocka_unit_test(test_burst_gives_the_same_verdicts_as_single_packets),
+		cmocka_unit_test(test_same_tuple_lives_independently_in_two_zones),
+		cmocka_unit_test(test_batched_teardown_removes_only_the_batch),
+		cmocka_unit_test(test_namespace_maximum_evicts_within_the_namespace),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

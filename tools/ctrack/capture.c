@@ -1,0 +1,496 @@
+/*
+ * capture.c - classic pcap through libpcap, pcapng through our own block
+ * reader, both over a zlib stream (see capture.h for why).
+ *
+ * The stream layer reads the first bytes to recognise the format and then
+ * hands them back, so pipes (standard input) work as well as files.  The
+ * pcapng reader checks every length against the block it sits in and
+ * refuses blocks over 64 MiB, so a damaged file ends with a message, never
+ * with a wild read or a giant allocation.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pcap/pcap.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "capture.h"
+
+#define PCAPNG_SHB 0x0A0D0D0Au
+#define PCAPNG_BOM 0x1A2B3C4Du
+#define MAX_BLOCK (64u * 1024u * 1024u)
+#define MAX_IFACES 65536
+
+struct iface {
+	int linktype;
+	uint64_t ts_mul;      /* ns per tick when ts_div == 1 */
+	uint64_t ts_div;      /* ticks per ns divisor for binary resolutions */
+	int64_t ts_offset_s;
+};
+
+struct cap_src {
+	gzFile gz;
+	int fd;
+	bool is_stdin;
+	uint8_t peek[8];
+	unsigned peek_len, peek_pos;
+	uint64_t consumed;      /* bytes of (decompressed) input consumed */
+	uint64_t size;
+	bool gzipped;
+	char fmt[16];
+	char err[512];
+	char where[96];
+	uint64_t record;        /* records read so far */
+	uint64_t rec_offset;    /* byte offset of the current record */
+	/* pcap via libpcap */
+	FILE *cookie;
+	pcap_t *pcap;
+	int pcap_linktype;
+	/* pcapng */
+	bool ng;
+	bool swap;
+	uint8_t *blk;
+	uint32_t blk_cap;
+	struct iface *ifs;
+	uint32_t n_ifs, cap_ifs;
+};
+
+/* ---- stream layer ---- */
+
+static ssize_t stream_read(struct cap_src *s, void *buf, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n && s->peek_pos < s->peek_len)
+		((uint8_t *)buf)[got++] = s->peek[s->peek_pos++];
+	while (got < n) {
+		int r = gzread(s->gz, (uint8_t *)buf + got,
+			       (unsigned)((n - got) > (1u << 30) ? (1u << 30) : (n - got)));
+		if (r < 0)
+			return got ? (ssize_t)got : -1;
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	s->consumed += got;
+	return (ssize_t)got;
+}
+
+static ssize_t cookie_read(void *c, char *buf, size_t n)
+{
+	return stream_read(c, buf, n);
+}
+
+/* ---- helpers ---- */
+
+static uint32_t rd32(const struct cap_src *s, const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return s->swap ? __builtin_bswap32(v) : v;
+}
+
+static uint16_t rd16(const struct cap_src *s, const uint8_t *p)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return s->swap ? __builtin_bswap16(v) : v;
+}
+
+static int fail(struct cap_src *s, const char *what)
+{
+	snprintf(s->err, sizeof(s->err), "%s", what);
+	return -1;
+}
+
+/* ---- open ---- */
+
+int cap_open(const char *path, struct cap_src **out, char *err, unsigned errlen)
+{
+	struct cap_src *s = calloc(1, sizeof(*s));
+	struct stat st;
+	uint8_t magic[4];
+	uint32_t m;
+	int fd;
+
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (!strcmp(path, "-")) {
+		fd = dup(STDIN_FILENO);
+		s->is_stdin = true;
+	} else {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		free(s);
+		return -1;
+	}
+	if (fstat(fd, &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			snprintf(err, errlen, "is a directory, not a capture file");
+			close(fd);
+			free(s);
+			return -1;
+		}
+		if (S_ISREG(st.st_mode))
+			s->size = (uint64_t)st.st_size;
+	}
+	/* gzip? look at the raw first two bytes (regular files only) */
+	if (s->size >= 2) {
+		uint8_t gzm[2];
+		if (pread(fd, gzm, 2, 0) == 2 && gzm[0] == 0x1f && gzm[1] == 0x8b) {
+			s->gzipped = true;
+			s->size = 0; /* the inflated size is unknown */
+		}
+	}
+	s->fd = fd;
+	s->gz = gzdopen(fd, "rb");
+	if (!s->gz) {
+		snprintf(err, errlen, "cannot read: out of memory");
+		close(fd);
+		free(s);
+		return -1;
+	}
+	gzbuffer(s->gz, 256 * 1024);
+	if (stream_read(s, magic, 4) != 4) {
+		snprintf(err, errlen, "%s", s->consumed == 0 && !s->gzipped
+			 ? "is empty, not a capture file"
+			 : "is too short to be a capture file");
+		cap_close(s);
+		return -1;
+	}
+	/* hand the magic back to whoever parses the header */
+	memcpy(s->peek, magic, 4);
+	s->peek_len = 4;
+	s->peek_pos = 0;
+	s->consumed = 0;
+	memcpy(&m, magic, 4);
+	if (m == PCAPNG_SHB) {
+		s->ng = true;
+		snprintf(s->fmt, sizeof(s->fmt), "pcapng%s", s->gzipped ? ".gz" : "");
+	} else if (m == 0xa1b2c3d4u || m == 0xd4c3b2a1u || m == 0xa1b23c4du ||
+		   m == 0x4d3cb2a1u) {
+		char pe[PCAP_ERRBUF_SIZE];
+		cookie_io_functions_t io = { .read = cookie_read };
+
+		snprintf(s->fmt, sizeof(s->fmt), "pcap%s", s->gzipped ? ".gz" : "");
+		s->cookie = fopencookie(s, "r", io);
+		if (!s->cookie) {
+			snprintf(err, errlen, "cannot read: %s", strerror(errno));
+			cap_close(s);
+			return -1;
+		}
+		s->pcap = pcap_fopen_offline_with_tstamp_precision(
+			s->cookie, PCAP_TSTAMP_PRECISION_NANO, pe);
+		if (!s->pcap) {
+			snprintf(err, errlen, "not a readable pcap file: %s", pe);
+			s->cookie = NULL; /* libpcap closed it */
+			cap_close(s);
+			return -1;
+		}
+		s->pcap_linktype = pcap_datalink(s->pcap);
+		s->rec_offset = 24;
+	} else {
+		snprintf(err, errlen,
+			 "is not a capture file (starts with %02x %02x %02x %02x; "
+			 "expected pcap or pcapng, optionally gzip-compressed)",
+			 magic[0], magic[1], magic[2], magic[3]);
+		cap_close(s);
+		return -1;
+	}
+	*out = s;
+	return 0;
+}
+
+/* ---- pcapng ---- */
+
+static int ng_read_block(struct cap_src *s, uint32_t *type, uint32_t *len)
+{
+	uint8_t hdr[8];
+	ssize_t r;
+	uint32_t t, l;
+
+	s->rec_offset = s->consumed;
+	r = stream_read(s, hdr, 8);
+	if (r == 0)
+		return 0;
+	if (r != 8)
+		return fail(s, "cut short inside a block header");
+	memcpy(&t, hdr, 4);
+	if (t == PCAPNG_SHB) {
+		/* a section header sets the byte order for what follows */
+		uint8_t bom[4];
+		uint32_t b;
+
+		if (stream_read(s, bom, 4) != 4)
+			return fail(s, "cut short inside a section header");
+		memcpy(&b, bom, 4);
+		if (b == PCAPNG_BOM)
+			s->swap = false;
+		else if (b == __builtin_bswap32(PCAPNG_BOM))
+			s->swap = true;
+		else
+			return fail(s, "section header has a bad byte-order magic");
+		l = rd32(s, hdr + 4);
+		if (l < 28 || l % 4 || l > MAX_BLOCK)
+			return fail(s, "section header has an impossible length");
+		if (s->blk_cap < l) {
+			uint8_t *nb = realloc(s->blk, l);
+			if (!nb)
+				return fail(s, "out of memory");
+			s->blk = nb;
+			s->blk_cap = l;
+		}
+		memcpy(s->blk, hdr, 8);
+		memcpy(s->blk + 8, bom, 4);
+		if (stream_read(s, s->blk + 12, l - 12) != (ssize_t)(l - 12))
+			return fail(s, "cut short inside a section header");
+		*type = t;
+		*len = l;
+		return 1;
+	}
+	t = rd32(s, hdr);
+	l = rd32(s, hdr + 4);
+	if (l < 12 || l % 4 || l > MAX_BLOCK)
+		return fail(s, "block has an impossible length");
+	if (s->blk_cap < l) {
+		uint8_t *nb = realloc(s->blk, l);
+		if (!nb)
+			return fail(s, "out of memory");
+		s->blk = nb;
+		s->blk_cap = l;
+	}
+	memcpy(s->blk, hdr, 8);
+	r = stream_read(s, s->blk + 8, l - 8);
+	if (r != (ssize_t)(l - 8))
+		return fail(s, "cut short inside a block");
+	if (rd32(s, s->blk + l - 4) != l)
+		return fail(s, "block's trailing length does not match its header");
+	*type = t;
+	*len = l;
+	return 1;
+}
+
+static void ng_parse_idb(struct cap_src *s, uint32_t len)
+{
+	struct iface f = { .linktype = rd16(s, s->blk + 8), .ts_mul = 1000,
+			   .ts_div = 1, .ts_offset_s = 0 };
+	uint32_t off = 16;
+
+	/* options: if_tsresol (9), if_tsoffset (14) */
+	while (off + 4 <= len - 4) {
+		uint16_t code = rd16(s, s->blk + off);
+		uint16_t olen = rd16(s, s->blk + off + 2);
+
+		if (code == 0 || off + 4 + olen > len - 4)
+			break;
+		if (code == 9 && olen >= 1) {
+			uint8_t r = s->blk[off + 4];
+			if (r & 0x80) {
+				unsigned e = r & 0x7f;
+				f.ts_mul = 0;
+				f.ts_div = e < 64 ? (1ull << e) : 0;
+			} else {
+				uint64_t per_s = 1;
+				for (unsigned i = 0; i < (r & 0x7f) && i < 19; i++)
+					per_s *= 10;
+				if (per_s <= 1000000000ull) {
+					f.ts_mul = 1000000000ull / per_s;
+					f.ts_div = 1;
+				} else {
+					f.ts_mul = 0;
+					f.ts_div = per_s / 1000000000ull;
+				}
+			}
+		} else if (code == 14 && olen >= 8) {
+			uint64_t v;
+			memcpy(&v, s->blk + off + 4, 8);
+			if (s->swap)
+				v = __builtin_bswap64(v);
+			f.ts_offset_s = (int64_t)v;
+		}
+		off += 4 + ((olen + 3u) & ~3u);
+	}
+	if (s->n_ifs == s->cap_ifs && s->n_ifs < MAX_IFACES) {
+		uint32_t cap = s->cap_ifs ? s->cap_ifs * 2 : 8;
+		struct iface *n = realloc(s->ifs, cap * sizeof(*n));
+		if (!n)
+			return;
+		s->ifs = n;
+		s->cap_ifs = cap;
+	}
+	if (s->n_ifs < s->cap_ifs)
+		s->ifs[s->n_ifs++] = f;
+}
+
+static uint64_t ng_ts(const struct iface *f, uint64_t ticks)
+{
+	uint64_t ns;
+
+	if (f->ts_mul)
+		ns = ticks * f->ts_mul;
+	else if (f->ts_div && f->ts_div > 1000000000ull)
+		ns = (uint64_t)((__uint128_t)ticks * 1000000000ull / f->ts_div);
+	else if (f->ts_div)
+		ns = ticks / f->ts_div;
+	else
+		ns = ticks;
+	return ns + (uint64_t)(f->ts_offset_s * 1000000000ll);
+}
+
+static int ng_next(struct cap_src *s, struct cap_pkt *p)
+{
+	for (;;) {
+		uint32_t type, len;
+		int r = ng_read_block(s, &type, &len);
+
+		if (r <= 0)
+			return r;
+		switch (type) {
+		case PCAPNG_SHB:
+			s->n_ifs = 0; /* a new section has its own interfaces */
+			break;
+		case 1: /* interface description */
+			if (len < 20)
+				return fail(s, "interface block too short");
+			ng_parse_idb(s, len);
+			break;
+		case 6: /* enhanced packet */
+		case 2: { /* obsolete packet block */
+			uint32_t ifid, caplen, wire, hi, lo;
+
+			if (len < 32)
+				return fail(s, "packet block too short");
+			if (type == 6) {
+				ifid = rd32(s, s->blk + 8);
+			} else {
+				ifid = rd16(s, s->blk + 8);
+			}
+			hi = rd32(s, s->blk + 12);
+			lo = rd32(s, s->blk + 16);
+			caplen = rd32(s, s->blk + 20);
+			wire = rd32(s, s->blk + 24);
+			if (caplen > len - 32)
+				return fail(s, "packet block claims more bytes than it holds");
+			if (ifid >= s->n_ifs)
+				return fail(s, "packet refers to an interface that was never described");
+			p->data = s->blk + 28;
+			p->caplen = caplen;
+			p->wirelen = wire < caplen ? caplen : wire;
+			p->ts_ns = ng_ts(&s->ifs[ifid], (uint64_t)hi << 32 | lo);
+			p->linktype = s->ifs[ifid].linktype;
+			p->ifindex = ifid;
+			s->record++;
+			return 1;
+		}
+		case 3: { /* simple packet: interface 0, no timestamp */
+			uint32_t wire;
+
+			if (len < 16 || s->n_ifs == 0)
+				return fail(s, "simple packet block without interface");
+			wire = rd32(s, s->blk + 8);
+			p->data = s->blk + 12;
+			p->caplen = wire < len - 16 ? wire : len - 16;
+			p->wirelen = wire;
+			p->ts_ns = 0;
+			p->linktype = s->ifs[0].linktype;
+			p->ifindex = 0;
+			s->record++;
+			return 1;
+		}
+		default:
+			break; /* statistics, name resolution, custom: skip */
+		}
+	}
+}
+
+/* ---- pcap ---- */
+
+static int pcap_next_pkt(struct cap_src *s, struct cap_pkt *p)
+{
+	struct pcap_pkthdr *h;
+	const u_char *data;
+	int r = pcap_next_ex(s->pcap, &h, &data);
+
+	if (r == 1) {
+		p->data = data;
+		p->caplen = h->caplen;
+		p->wirelen = h->len < h->caplen ? h->caplen : h->len;
+		/* nanosecond precision was asked for: tv_usec holds ns */
+		p->ts_ns = (uint64_t)h->ts.tv_sec * 1000000000ull + (uint64_t)h->ts.tv_usec;
+		p->linktype = s->pcap_linktype;
+		p->ifindex = 0;
+		s->record++;
+		s->rec_offset += 16 + (uint64_t)h->caplen; /* next record's header */
+		return 1;
+	}
+	if (r == PCAP_ERROR_BREAK)
+		return 0;
+	snprintf(s->err, sizeof(s->err), "%s", pcap_geterr(s->pcap));
+	if (!s->err[0] || !strcmp(s->err, "No error"))
+		return 0;
+	return -1;
+}
+
+int cap_next(struct cap_src *s, struct cap_pkt *p)
+{
+	return s->ng ? ng_next(s, p) : pcap_next_pkt(s, p);
+}
+
+const char *cap_error(const struct cap_src *s)
+{
+	return s->err;
+}
+
+const char *cap_where(struct cap_src *s)
+{
+	if (s->ng)
+		snprintf(s->where, sizeof(s->where), "after packet %llu, block at byte offset %llu",
+			 (unsigned long long)s->record, (unsigned long long)s->rec_offset);
+	else
+		snprintf(s->where, sizeof(s->where), "record %llu (byte offset %llu)",
+			 (unsigned long long)s->record + 1,
+			 (unsigned long long)s->rec_offset);
+	return s->where;
+}
+
+const char *cap_format(const struct cap_src *s)
+{
+	return s->fmt;
+}
+
+uint64_t cap_bytes_read(const struct cap_src *s)
+{
+	return s->consumed;
+}
+
+uint64_t cap_size(const struct cap_src *s)
+{
+	return s->size;
+}
+
+void cap_close(struct cap_src *s)
+{
+	if (!s)
+		return;
+	if (s->pcap)
+		pcap_close(s->pcap); /* closes the cookie FILE too */
+	else if (s->cookie)
+		fclose(s->cookie);
+	if (s->gz)
+		gzclose(s->gz); /* closes fd */
+	else if (s->fd > 0)
+		close(s->fd);
+	free(s->blk);
+	free(s->ifs);
+	free(s);
+}

@@ -1,0 +1,561 @@
+/*
+ * cmd_read.c - `ctrack read`: replay captures through the tracker in
+ * capture time and show the table, the events and the counters.
+ *
+ * Time is the capture's: each packet is processed at its own timestamp
+ * (never earlier than the previous one, so a capture that steps back in
+ * time does not run the clock backwards), and the collector runs whenever
+ * capture time passes the earliest due time it last reported, so that
+ * connections that time out during the capture are destroyed, and
+ * reported, at their expiry time.  The final table is the one at the last
+ * packet's timestamp, as `conntrack -L` would show it at that moment.
+ *
+ * Listing order: by first packet, then id - stable from run to run, unlike
+ * the kernel's hash order, so outputs can be diffed.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capture.h"
+#include "cli.h"
+#include "format.h"
+#include "sysctl_file.h"
+
+enum zone_by { ZB_NONE, ZB_VLAN, ZB_IFACE };
+
+struct read_state {
+	struct fmt_opts fo;
+	bool events;
+	bool stats;
+	bool table;
+	int progress;            /* -1 auto, 0 off, 1 on */
+	enum zone_by zone_by;
+	struct ct_settings set;
+	struct ct_table *t;
+	struct ct_thread *thr;
+	struct ct_defrag *defrag;
+	ct_time_ns now;
+	bool have_now;
+	/* DESTROY events from the collector, sorted before printing */
+	struct ct_event *gc_ev;
+	size_t n_gc_ev, cap_gc_ev;
+	bool in_gc;
+	/* counts for the report */
+	uint64_t frames, bad_link;
+	int bad_linktypes[8];
+	unsigned n_bad_linktypes;
+	uint64_t linktype_skipped[8];
+	int exit_code;
+	uint64_t last_progress_ns;
+	bool progress_shown;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static ct_time_ns next_gc_due;
+
+static void on_event(const struct ct_event *ev, void *arg)
+{
+	struct read_state *rs = arg;
+
+	/* a new entry or a state change may bring the next expiry forward:
+	 * the collector runs exactly when capture time reaches it */
+	if (ev->type != CT_EV_DESTROY && ev->conn.expires < next_gc_due)
+		next_gc_due = ev->conn.expires;
+	if (!rs->events)
+		return;
+	if (rs->in_gc) {
+		if (rs->n_gc_ev == rs->cap_gc_ev) {
+			size_t cap = rs->cap_gc_ev ? rs->cap_gc_ev * 2 : 256;
+			struct ct_event *n = realloc(rs->gc_ev, cap * sizeof(*n));
+			if (!n) {
+				fmt_event(stdout, &rs->fo, ev, ev->conn.expires);
+				return;
+			}
+			rs->gc_ev = n;
+			rs->cap_gc_ev = cap;
+		}
+		rs->gc_ev[rs->n_gc_ev++] = *ev;
+		return;
+	}
+	/* a timeout met by a lookup is reported at the expiry time */
+	fmt_event(stdout, &rs->fo, ev,
+		  ev->type == CT_EV_DESTROY && ev->destroy_cause == CT_DESTROY_TIMEOUT
+		  ? ev->conn.expires : ev->ts);
+}
+
+static int cmp_gc_ev(const void *a, const void *b)
+{
+	const struct ct_event *x = a, *y = b;
+
+	if (x->conn.expires != y->conn.expires)
+		return x->conn.expires < y->conn.expires ? -1 : 1;
+	return x->conn.id < y->conn.id ? -1 : x->conn.id > y->conn.id;
+}
+
+/* Run a full collector pass at capture time @now; print its DESTROYs in
+ * expiry order. */
+static void run_gc(struct read_state *rs, ct_time_ns now)
+{
+	struct ct_gc_result r;
+
+	rs->in_gc = true;
+	ct_gc_step(rs->thr, now, 0, &r);
+	rs->in_gc = false;
+	/* the bounds are lower bounds, and a timeout shortened without an
+	 * event is caught within a second of capture time at worst */
+	next_gc_due = r.next_due < now + 1000000000ull ? r.next_due : now + 1000000000ull;
+	if (next_gc_due <= now)
+		next_gc_due = now + 1;
+	if (rs->n_gc_ev) {
+		qsort(rs->gc_ev, rs->n_gc_ev, sizeof(*rs->gc_ev), cmp_gc_ev);
+		for (size_t i = 0; i < rs->n_gc_ev; i++) {
+			struct ct_event *ev = &rs->gc_ev[i];
+			ct_time_ns ts = ev->destroy_cause == CT_DESTROY_TIMEOUT
+				? ev->conn.expires : ev->ts;
+			fmt_event(stdout, &rs->fo, ev, ts);
+		}
+		rs->n_gc_ev = 0;
+	}
+}
+
+static int ensure_zone(struct read_state *rs, uint16_t zone)
+{
+	if (zone == 0 || ct_ns_exists(rs->t, zone))
+		return 0;
+	return ct_ns_create(rs->t, zone, &rs->set);
+}
+
+static void track(struct read_state *rs, struct ct_packet *pkt)
+{
+	struct ct_verdict v;
+
+	if (rs->have_now && rs->now >= next_gc_due)
+		run_gc(rs, rs->now);
+	ct_process(rs->thr, pkt, rs->now, &v);
+}
+
+static void note_bad_link(struct read_state *rs, const char *file, int lt)
+{
+	unsigned i;
+
+	for (i = 0; i < rs->n_bad_linktypes; i++)
+		if (rs->bad_linktypes[i] == lt)
+			break;
+	if (i == rs->n_bad_linktypes && i < 8) {
+		rs->bad_linktypes[i] = lt;
+		rs->n_bad_linktypes++;
+		fprintf(stderr, "ctrack: %s: warning: link type %d is not supported; "
+			"its packets are skipped (counted in --stats)\n", file, lt);
+	}
+	if (i < 8)
+		rs->linktype_skipped[i]++;
+	rs->bad_link++;
+}
+
+static void progress(struct read_state *rs, const char *file, struct cap_src *src,
+		     bool final)
+{
+	uint64_t t = mono_ns();
+	uint64_t size = cap_size(src);
+
+	if (!final && t - rs->last_progress_ns < 500000000ull)
+		return;
+	rs->last_progress_ns = t;
+	if (size)
+		fprintf(stderr, "\rctrack: %s: %" PRIu64 " packets, %.1f of %.1f MB (%.0f%%)  ",
+			file, rs->frames, cap_bytes_read(src) / 1e6, size / 1e6,
+			100.0 * (double)cap_bytes_read(src) / (double)size);
+	else
+		fprintf(stderr, "\rctrack: %s: %" PRIu64 " packets, %.1f MB  ", file,
+			rs->frames, cap_bytes_read(src) / 1e6);
+	rs->progress_shown = true;
+	if (final) {
+		fputc('\n', stderr);
+		rs->progress_shown = false;
+	}
+}
+
+static void read_file(struct read_state *rs, const char *file)
+{
+	struct cap_src *src;
+	struct cap_pkt cp;
+	char err[512];
+	int r;
+	bool show = rs->progress == 1 || (rs->progress < 0 && isatty(STDERR_FILENO));
+
+	if (cap_open(file, &src, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ctrack: %s: %s\n", file, err);
+		if (rs->exit_code < CT_EXIT_INPUT)
+			rs->exit_code = CT_EXIT_INPUT;
+		return;
+	}
+	while ((r = cap_next(src, &cp)) == 1) {
+		struct ct_packet pkt;
+		enum ct_pkt_kind kind;
+
+		rs->frames++;
+		if (!rs->have_now || cp.ts_ns > rs->now)
+			rs->now = cp.ts_ns;
+		rs->have_now = true;
+		kind = ct_parse_frame(&pkt, cp.linktype, cp.data, cp.caplen,
+				      cp.wirelen, cp.ts_ns);
+		if (kind == CT_PKT_UNSUPPORTED_LINK) {
+			note_bad_link(rs, file, cp.linktype);
+			continue;
+		}
+		pkt.ifindex = cp.ifindex;
+		if (rs->zone_by == ZB_VLAN && pkt.n_vlan)
+			pkt.tuple.zone = pkt.vlan_outer;
+		else if (rs->zone_by == ZB_IFACE)
+			pkt.tuple.zone = (uint16_t)cp.ifindex;
+		if (pkt.tuple.zone && ensure_zone(rs, pkt.tuple.zone) < 0)
+			pkt.tuple.zone = 0;
+		if (kind == CT_PKT_FRAGMENT) {
+			struct ct_packet whole;
+			uint16_t zone = pkt.tuple.zone;
+
+			if (ct_defrag_feed(rs->defrag, &pkt, rs->now, &whole) == 1) {
+				whole.tuple.zone = zone;
+				whole.ifindex = pkt.ifindex;
+				track(rs, &whole);
+			} else {
+				/* counted as untracked until its datagram is whole */
+				track(rs, &pkt);
+			}
+			continue;
+		}
+		track(rs, &pkt);
+		if (show && (rs->frames & 4095) == 0)
+			progress(rs, file, src, false);
+	}
+	if (show && rs->progress_shown)
+		progress(rs, file, src, true);
+	if (r < 0) {
+		fprintf(stderr, "ctrack: %s: damaged or cut short at %s: %s; "
+			"the results cover the %" PRIu64 " packets before it\n",
+			file, cap_where(src), cap_error(src), rs->frames);
+		if (rs->exit_code < CT_EXIT_PARTIAL)
+			rs->exit_code = CT_EXIT_PARTIAL;
+	}
+	cap_close(src);
+}
+
+struct dump_buf {
+	struct ct_conn_info *v;
+	size_t n, cap;
+};
+
+static int collect(const struct ct_conn_info *ci, void *arg)
+{
+	struct dump_buf *d = arg;
+
+	if (d->n == d->cap) {
+		size_t cap = d->cap ? d->cap * 2 : 1024;
+		struct ct_conn_info *n = realloc(d->v, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		d->v = n;
+		d->cap = cap;
+	}
+	d->v[d->n++] = *ci;
+	return 0;
+}
+
+static int cmp_first_seen(const void *a, const void *b)
+{
+	const struct ct_conn_info *x = a, *y = b;
+
+	if (x->first_seen != y->first_seen)
+		return x->first_seen < y->first_seen ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static void print_table(struct read_state *rs)
+{
+	struct dump_buf d = { 0 };
+
+	if (ct_table_dump(rs->thr, -1, collect, &d) != 0)
+		fprintf(stderr, "ctrack: out of memory while listing the table\n");
+	if (d.n)
+		qsort(d.v, d.n, sizeof(*d.v), cmp_first_seen);
+	for (size_t i = 0; i < d.n; i++) {
+		long long left = d.v[i].expires > rs->now
+			? (long long)((d.v[i].expires - rs->now) / 1000000000ull) : 0;
+		fmt_listing(stdout, &rs->fo, &d.v[i], left);
+	}
+	free(d.v);
+}
+
+static void print_stats(struct read_state *rs)
+{
+	struct ct_stats s;
+	struct ct_defrag_stats ds;
+	bool any = false;
+
+	ct_table_get_stats(rs->t, &s);
+	ct_defrag_get_stats(rs->defrag, &ds);
+	if (rs->fo.format == FMT_JSON) {
+		printf("{\"stats\":{\"found\":%" PRIu64 ",\"invalid\":%" PRIu64 ",\"insert\":%" PRIu64
+		       ",\"insert_failed\":%" PRIu64 ",\"drop\":%" PRIu64 ",\"early_drop\":%" PRIu64
+		       ",\"error\":%" PRIu64 ",\"search_restart\":%" PRIu64 ",\"clash_resolve\":%" PRIu64
+		       ",\"chaintoolong\":%" PRIu64 ",\"entries\":%" PRIu64 ",\"frames\":%" PRIu64
+		       ",\"packets\":%" PRIu64 ",\"untracked\":%" PRIu64 ",\"related\":%" PRIu64
+		       ",\"ignored\":%" PRIu64 ",\"expired\":%" PRIu64 ",\"unsupported_link\":%" PRIu64
+		       ",\"fragments\":%" PRIu64 ",\"reassembled\":%" PRIu64 ",\"invalid_by_reason\":{",
+		       s.found, s.invalid, s.insert, s.insert_failed, s.drop, s.early_drop, s.error,
+		       s.search_restart, s.clash_resolve, s.chaintoolong, s.count, rs->frames,
+		       s.packets, s.untracked, s.related, s.ignored, s.expired, rs->bad_link,
+		       ds.fragments, ds.reassembled);
+		for (int i = 1; i < CT_PR_MAX; i++)
+			if (s.invalid_by_reason[i]) {
+				printf("%s\"%s\":%" PRIu64, any ? "," : "",
+				       ct_parse_reason_name((enum ct_parse_reason)i),
+				       s.invalid_by_reason[i]);
+				any = true;
+			}
+		printf("}}}\n");
+		return;
+	}
+	/* conntrack -S prints one line per CPU; ctrack's totals are cpu=0 */
+	printf("cpu=0   \tfound=%" PRIu64 " invalid=%" PRIu64 " insert=%" PRIu64
+	       " insert_failed=%" PRIu64 " drop=%" PRIu64 " early_drop=%" PRIu64
+	       " error=%" PRIu64 " search_restart=%" PRIu64 " clash_resolve=%" PRIu64
+	       " chaintoolong=%" PRIu64 "\n",
+	       s.found, s.invalid, s.insert, s.insert_failed, s.drop, s.early_drop,
+	       s.error, s.search_restart, s.clash_resolve, s.chaintoolong);
+	printf("entries=%" PRIu64 " frames=%" PRIu64 " packets=%" PRIu64 " untracked=%" PRIu64
+	       " related=%" PRIu64 " ignored=%" PRIu64 " expired=%" PRIu64
+	       " unsupported_link=%" PRIu64 " fragments=%" PRIu64 " reassembled=%" PRIu64 "\n",
+	       s.count, rs->frames, s.packets, s.untracked, s.related, s.ignored,
+	       s.expired, rs->bad_link, ds.fragments, ds.reassembled);
+	printf("invalid_by_reason:");
+	for (int i = 1; i < CT_PR_MAX; i++)
+		if (s.invalid_by_reason[i]) {
+			printf(" %s=%" PRIu64, ct_parse_reason_name((enum ct_parse_reason)i),
+			       s.invalid_by_reason[i]);
+			any = true;
+		}
+	printf("%s\n", any ? "" : " none");
+}
+
+static void usage_read(FILE *out)
+{
+	fputs(
+"usage: ctrack read [OPTIONS] FILE...\n"
+"\n"
+"Replay capture files (pcap or pcapng, optionally gzip-compressed; '-' reads\n"
+"standard input) through the connection tracker, in order and in capture\n"
+"time, and print the connection table as it stands at the last packet, in\n"
+"the format `conntrack -L` uses.\n"
+"\n"
+"Output:\n"
+"  -o, --format FMT       conntrack (default), extended (conntrack -L -o\n"
+"                         extended), or json (one object per line)\n"
+"  -e, --events           print [NEW] / [UPDATE] / [DESTROY] events as\n"
+"                         `conntrack -E -o timestamp` does, with the capture\n"
+"                         time in front, before the table\n"
+"      --no-table         do not print the table at the end\n"
+"  -s, --stats            print the counters `conntrack -S` shows, the entry\n"
+"                         count and invalid packets per reason, at the end\n"
+"      --progress / --no-progress\n"
+"                         progress on stderr (default: only when stderr is a\n"
+"                         terminal)\n"
+"\n"
+"Behaviour (kernel sysctl names, with or without 'net.netfilter.'):\n"
+"      --set NAME=VALUE   e.g. --set nf_conntrack_tcp_loose=0; repeatable\n"
+"      --sysctl-file FILE NAME = VALUE lines as `sysctl -a` prints them;\n"
+"                         names outside net.netfilter are ignored\n"
+"      --zone-by KIND     none (default), vlan (outermost VLAN id) or\n"
+"                         interface (pcapng interface number): put packets\n"
+"                         in separate conntrack zones, printed as zone=N\n"
+"\n"
+"Differences from a fresh kernel namespace: nf_conntrack_acct defaults to 1\n"
+"(counters are shown); set it to 0 to hide them.\n"
+"\n"
+"Exit status:\n"
+"  0  success\n"
+"  1  bad usage: unknown option, bad --set value, unreadable --sysctl-file\n"
+"  2  an input file could not be read at all (missing, not a capture, ...)\n"
+"  3  an input file is damaged or cut short; results cover what was read\n"
+"  4  internal error (out of memory)\n", out);
+}
+
+int cmd_read(int argc, char **argv)
+{
+	static const struct option lopts[] = {
+		{ "format", required_argument, NULL, 'o' },
+		{ "events", no_argument, NULL, 'e' },
+		{ "stats", no_argument, NULL, 's' },
+		{ "no-table", no_argument, NULL, 'T' },
+		{ "set", required_argument, NULL, 'S' },
+		{ "sysctl-file", required_argument, NULL, 'F' },
+		{ "zone-by", required_argument, NULL, 'z' },
+		{ "progress", no_argument, NULL, 'p' },
+		{ "no-progress", no_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct read_state rs;
+	struct ct_table_config cfg;
+	int c, err;
+
+	memset(&rs, 0, sizeof(rs));
+	rs.table = true;
+	rs.progress = -1;
+	rs.fo.format = FMT_CONNTRACK;
+	ct_settings_default(&rs.set);
+	next_gc_due = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:esh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (!strcmp(optarg, "conntrack") || !strcmp(optarg, "default"))
+				rs.fo.format = FMT_CONNTRACK;
+			else if (!strcmp(optarg, "extended"))
+				rs.fo.format = FMT_EXTENDED;
+			else if (!strcmp(optarg, "json"))
+				rs.fo.format = FMT_JSON;
+			else {
+				fprintf(stderr, "ctrack read: unknown format '%s' "
+					"(use conntrack, extended or json)\n", optarg);
+				return CT_EXIT_USAGE;
+			}
+			break;
+		case 'e':
+			rs.events = true;
+			break;
+		case 's':
+			rs.stats = true;
+			break;
+		case 'T':
+			rs.table = false;
+			break;
+		case 'S': {
+			char *eq = strchr(optarg, '=');
+			const char *msg;
+			char name[256];
+
+			if (!eq || eq == optarg) {
+				fprintf(stderr, "ctrack read: --set needs NAME=VALUE, got '%s'\n", optarg);
+				return CT_EXIT_USAGE;
+			}
+			snprintf(name, sizeof(name), "%.*s", (int)(eq - optarg), optarg);
+			err = ct_settings_set(&rs.set, name, eq + 1, &msg);
+			if (err < 0) {
+				fprintf(stderr, "ctrack read: --set %s: '%s' %s\n", optarg,
+					err == CT_SETTINGS_BAD_VALUE ? eq + 1 : name, msg);
+				return CT_EXIT_USAGE;
+			}
+			break;
+		}
+		case 'F': {
+			char msg[512];
+
+			if (sysctl_file_apply(optarg, &rs.set, msg, sizeof(msg)) < 0) {
+				fprintf(stderr, "ctrack read: --sysctl-file %s\n", msg);
+				return CT_EXIT_USAGE;
+			}
+			break;
+		}
+		case 'z':
+			if (!strcmp(optarg, "none"))
+				rs.zone_by = ZB_NONE;
+			else if (!strcmp(optarg, "vlan"))
+				rs.zone_by = ZB_VLAN;
+			else if (!strcmp(optarg, "interface"))
+				rs.zone_by = ZB_IFACE;
+			else {
+				fprintf(stderr, "ctrack read: unknown --zone-by '%s' "
+					"(use none, vlan or interface)\n", optarg);
+				return CT_EXIT_USAGE;
+			}
+			break;
+		case 'p':
+			rs.progress = 1;
+			break;
+		case 'P':
+			rs.progress = 0;
+			break;
+		case 'h':
+			usage_read(stdout);
+			return CT_EXIT_OK;
+		default:
+			fprintf(stderr, "Try 'ctrack read --help'.\n");
+			return CT_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "ctrack read: no capture file given\n"
+			"Try 'ctrack read --help'.\n");
+		return CT_EXIT_USAGE;
+	}
+
+	rs.fo.acct = rs.set.acct;
+	ct_table_config_default(&cfg);
+	cfg.settings = rs.set;
+	/* first/last packet times: for JSON and for a stable listing order */
+	cfg.settings.timestamp = 1;
+	if ((err = ct_table_create(&cfg, &rs.t)) < 0) {
+		fprintf(stderr, "ctrack: cannot create the table: %s\n", strerror(-err));
+		return CT_EXIT_INTERNAL;
+	}
+	rs.thr = ct_thread_attach(rs.t);
+	rs.defrag = ct_defrag_create(rs.set.frag_high_thresh,
+				     (uint64_t)rs.set.frag_timeout * 1000000000ull);
+	if (!rs.thr || !rs.defrag) {
+		fprintf(stderr, "ctrack: out of memory\n");
+		return CT_EXIT_INTERNAL;
+	}
+	ct_table_set_event_handler(rs.t, on_event, &rs);
+
+	for (int i = optind; i < argc; i++)
+		read_file(&rs, argv[i]);
+
+	if (rs.have_now)
+		run_gc(&rs, rs.now);
+	{
+		/* captures taken on a sending host carry the partial checksums
+		 * of checksum offload; like the kernel (nf_conntrack_checksum=1)
+		 * ctrack calls them INVALID.  Say so once, with the remedy. */
+		struct ct_stats st;
+
+		ct_table_get_stats(rs.t, &st);
+		if (rs.set.checksum && st.invalid_by_reason[CT_PR_L4_BAD_CSUM] * 20 > st.packets &&
+		    st.packets)
+			fprintf(stderr, "ctrack: note: %" PRIu64 " of %" PRIu64 " packets had bad "
+				"L4 checksums and were INVALID (as the kernel does with "
+				"nf_conntrack_checksum=1); a capture taken on a host with "
+				"checksum offload looks like this: try --set "
+				"nf_conntrack_checksum=0\n",
+				st.invalid_by_reason[CT_PR_L4_BAD_CSUM], st.packets);
+	}
+	if (rs.table)
+		print_table(&rs);
+	if (rs.stats)
+		print_stats(&rs);
+	fflush(stdout);
+
+	ct_table_set_event_handler(rs.t, NULL, NULL);
+	ct_defrag_destroy(rs.defrag);
+	ct_thread_detach(rs.thr);
+	ct_table_destroy(rs.t);
+	free(rs.gc_ev);
+	if (ferror(stdout)) {
+		fprintf(stderr, "ctrack: error writing the output\n");
+		return CT_EXIT_INTERNAL;
+	}
+	return rs.exit_code;
+}

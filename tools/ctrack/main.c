@@ -1,0 +1,53 @@
+/*
+ * main.c - the ctrack command: dispatch to subcommands, help, version.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *out)
+{
+	fputs(
+"usage: ctrack COMMAND [OPTIONS] ...\n"
+"\n"
+"ctrack keeps the connection table Linux's nf_conntrack keeps - same tuples,\n"
+"states, timeouts, INVALID and RELATED - in user space.\n"
+"\n"
+"Commands:\n"
+"  read FILE...     replay captures and print the table, events, counters\n"
+"                   (see 'ctrack read --help')\n"
+"  help [COMMAND]   this text, or a command's\n"
+"  version          print the version\n"
+"\n"
+"Exit status: 0 success, 1 bad usage, 2 unreadable input, 3 damaged or\n"
+"truncated input (results cover what was read), 4 internal error.\n"
+"See ctrack(1).\n", out);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return CT_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "read"))
+		return cmd_read(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "help")) {
+		if (argc > 2 && !strcmp(argv[2], "read")) {
+			char *av[] = { "read", "--help", NULL };
+			return cmd_read(2, av);
+		}
+		usage(stdout);
+		return CT_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version") ||
+	    !strcmp(argv[1], "-V")) {
+		printf("ctrack %s\n", CTRACK_VERSION);
+		return CT_EXIT_OK;
+	}
+	fprintf(stderr, "ctrack: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return CT_EXIT_USAGE;
+}
