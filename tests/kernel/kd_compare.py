@@ -26,6 +26,8 @@ is not counted, an INVALID packet is not counted), which is reported.
 """
 
 import collections
+import os
+import re
 import subprocess
 
 import kd_ctline
@@ -127,13 +129,32 @@ def check_counters(res, packets):
 # -- running ctrack -----------------------------------------------------------------
 
 def run_ctrack(ctrack, res, timeout=300):
-    """Runs `ctrack read` on the run's capture; returns (table, events, error)."""
-    cmd = [ctrack, "read", "--format", "extended", "--events", "--sysctl-file", res.sysctls,
-           res.capture]
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return [], [], "ctrack could not run: %r" % e
+    """Runs `ctrack read` on the run's capture; returns (table, events, error).
+
+    The sysctl file is the router's whole net.netfilter dump, read-only and
+    non-conntrack names included (nf_conntrack_count, nf_log.*), as `sysctl -a`
+    prints it.  If ctrack refuses a name there, that is noted and the run is
+    repeated without the refused names, so that the comparison still happens."""
+    sysctls = res.sysctls
+    for _ in range(3):
+        cmd = [ctrack, "read", "--format", "extended", "--events", "--sysctl-file", sysctls,
+               res.capture]
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            return [], [], "ctrack could not run: %r" % e
+        refused = re.findall(r"'([\w.]+)' is not a conntrack setting", p.stderr)
+        if p.returncode != 1 or not refused:
+            break
+        prefix = refused[0].rsplit(".", 1)[0] + "." if re.search(r"\.\d+$", refused[0]) \
+            else refused[0]
+        res.notes.append("ctrack refused %s of the router's sysctl dump: ran again without "
+                         "%s*" % (refused[0], prefix))
+        with open(sysctls) as f:
+            lines = [ln for ln in f if not ln.startswith(prefix)]
+        sysctls = os.path.join(res.dir, "router-sysctls-for-ctrack.txt")
+        with open(sysctls, "w") as f:
+            f.writelines(lines)
     with open(res.dir + "/ctrack.txt", "w") as f:
         f.write(p.stdout)
     with open(res.dir + "/ctrack.stderr", "w") as f:

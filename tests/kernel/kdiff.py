@@ -175,6 +175,7 @@ def judge(tap, name, res, ctrack, args, totals, desc=""):
         tap.result(False, name, [err] + details + ["files: " + res.dir],
                    "" if args.enforce else "TODO ctrack did not run")
         return False
+    details += ["note: " + n for n in res.notes if n.startswith("ctrack refused")]
     d = kd_compare.compare(res, table, events)
     totals.add(d)
     with open(os.path.join(res.dir, "diff.txt"), "w") as f:
