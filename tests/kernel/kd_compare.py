@@ -189,6 +189,10 @@ class Diff:
         self.event_conns = 0
         self.event_matches = 0
         self.lines = []   # the human-readable diff
+        self.kinds = collections.Counter()  # mismatches grouped by what differs
+
+    def kinds_text(self):
+        return "; ".join("%s x%d" % kv for kv in self.kinds.most_common())
 
     def ok(self):
         return (self.exact == self.kernel_entries and self.extra == 0
@@ -202,8 +206,11 @@ class Diff:
                    self.extra, self.event_matches, self.event_conns))
 
 
-def compare(res, ct_table, ct_events):
+def compare(res, ct_table, ct_events, first_packets=None):
+    """first_packets: {(l3num, proto, orig tuple): IpInfo of the first captured packet
+    with that tuple}, used to explain extra entries."""
     d = Diff(res.name)
+    first_packets = first_packets or {}
     gap = (res.t_dump - res.t_last) if (res.t_dump and res.t_last) else 0.0
     d.kernel_entries = len(res.table)
     ct_by_key = {}
@@ -224,6 +231,7 @@ def compare(res, ct_table, ct_events):
                 if last:
                     hint = " (ctrack's last event for it: %s)" % last[-1]["line"]
             d.lines.append("MISSING  kernel: %s%s" % (k["line"], hint))
+            d.kinds["missing %s %s" % (k["proto"], k["state"] or "")] += 1
             continue
         c = cs.pop(0)
         matched.add(id(c))
@@ -237,6 +245,7 @@ def compare(res, ct_table, ct_events):
         elif (k["timeout"] is None) != (c["timeout"] is None):
             diffs.append("timeout: kernel %s, ctrack %s" % (k["timeout"], c["timeout"]))
         if diffs:
+            d.kinds["entry %s: %s" % (k["proto"], ",".join(x.split(":")[0] for x in diffs))] += 1
             d.field_mismatch += 1
             d.lines.append("DIFFER   kernel: %s\n         ctrack: %s\n         %s"
                            % (k["line"], c["line"], "; ".join(diffs)))
@@ -251,7 +260,9 @@ def compare(res, ct_table, ct_events):
             expired.add(kd_ctline.key(c))
             continue
         d.extra += 1
-        d.lines.append("EXTRA    ctrack: %s" % c["line"])
+        why = unforwarded_reason(first_packets.get((c["l3num"], c["protonum"], c["orig"])))
+        d.lines.append("EXTRA    ctrack: %s%s" % (c["line"], (" (%s)" % why) if why else ""))
+        d.kinds["extra %s%s" % (c["proto"], (" (%s)" % why.split(":")[0]) if why else "")] += 1
     _compare_events(d, res, ct_events, expired)
     return d
 
@@ -290,6 +301,56 @@ def _seq_equal(ks, cs, t_last):
     return all(_ev_equal(a, b) for a, b in zip(shorter, longer))
 
 
+def _event_kind(ks, cs):
+    """Says in a few words where two event sequences first part."""
+    for i in range(min(len(ks), len(cs))):
+        a, b = ks[i], cs[i]
+        if _ev_equal(a, b):
+            continue
+        what = [n for n, x, y in (("event", a["event"], b["event"]),
+                                  ("state", a["state"], b["state"]),
+                                  ("unreplied", a["unreplied"], b["unreplied"]),
+                                  ("flags", a["flags"], b["flags"])) if x != y]
+        if not what:
+            what = ["counters" if a["event"] == "DESTROY" else "timeout"]
+        return "events: %s %s %s differ" % (a["proto"], a["event"], ",".join(what))
+    longer = "kernel" if len(ks) > len(cs) else "ctrack"
+    extra = (ks if len(ks) > len(cs) else cs)[min(len(ks), len(cs))]
+    return "events: only %s has %s %s" % (longer, extra["proto"], extra["event"])
+
+
+def unforwarded_reason(info):
+    """Why a router would never forward (so never confirm) a flow's first packet."""
+    if info is None:
+        return ""
+    if info.ttl <= 1:
+        return "router never forwards it: first packet has TTL/hop limit %d" % info.ttl
+    if info.v == 6 and (info.src.is_link_local or info.dst.is_link_local):
+        return "router never forwards it: IPv6 link-local address"
+    if info.dst.is_multicast:
+        return "router never forwards it: multicast destination"
+    if info.v == 4 and (info.src.is_loopback or info.src.is_multicast or
+                        str(info.src).startswith("0.") or str(info.dst) == "255.255.255.255"):
+        return "router never forwards it: martian or broadcast address"
+    return ""
+
+
+def first_packets(packets):
+    """{(l3num, proto, tuple): IpInfo} of the first packet carrying each tuple."""
+    out = {}
+    for pk in packets:
+        _, ip = kd_pcap.l3_of(pk)
+        if ip is None:
+            continue
+        info = kd_pcap.parse_ip(ip)
+        if not info.ok:
+            continue
+        t = packet_tuple(info)
+        if t is not None and t not in out:
+            out[t] = info
+    return out
+
+
 def _compare_events(d, res, ct_events, expired):
     kseq = collections.OrderedDict()
     for e in res.events:
@@ -306,6 +367,7 @@ def _compare_events(d, res, ct_events, expired):
         if _seq_equal(ks, cs, res.t_last):
             d.event_matches += 1
             continue
+        d.kinds[_event_kind(ks, cs)] += 1
         out = ["EVENTS   %s" % kd_ctline.key_text(k)]
         for i in range(max(len(ks), len(cs))):
             a = ks[i]["line"] if i < len(ks) else "-"

@@ -96,9 +96,9 @@ def _stop(proc, timeout=5.0):
 class Recorder:
     """Capture + events in the router of a built topology."""
 
-    def __init__(self, topo, res, ctcap, poke_ms=250):
+    def __init__(self, topo, res, ctcap, poke_ms=250, usec=False):
         self.topo, self.res = topo, res
-        self.cap = topo.start("router", [ctcap, "-w", res.capture] +
+        self.cap = topo.start("router", [ctcap, "-w", res.capture] + (["-u"] if usec else []) +
                               sum((["-i", p] for p in topo.router_ports), []),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         _wait_ready(self.cap, "ctcap")
@@ -174,7 +174,8 @@ def run_live(sc, outdir, ctcap, keep=False):
             _wait_ready(fwd, "bridge")
         ctx = kd_traffic.Ctx(topo, outdir)
         ctx.marker_listener()
-        rec = Recorder(topo, res, ctcap)
+        # The sample capture is for any reader: microsecond stamps.
+        rec = Recorder(topo, res, ctcap, usec=sc.get("sample", False))
         time.sleep(0.2)
         try:
             sc["run"](ctx)

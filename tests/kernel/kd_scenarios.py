@@ -23,11 +23,13 @@ from kd_traffic import drain
 SCENARIOS = []
 
 
-def scenario(name, desc, middle=None, hop_mtu=None, sysctls=None, fwd=None, full=False):
+def scenario(name, desc, middle=None, hop_mtu=None, sysctls=None, fwd=None, full=False,
+             sample=False):
+    """full: only with --full; sample: only on request (samples/make-sample.sh)."""
     def wrap(fn):
         SCENARIOS.append({"name": name, "desc": desc, "middle": middle, "hop_mtu": hop_mtu,
                           "sysctls": sysctls or {}, "fwd": fwd, "run": fn, "full": full,
-                          "expect": None})
+                          "sample": sample, "expect": None})
         return fn
     return wrap
 
@@ -647,4 +649,46 @@ def _(res):
     need(p, len(destroyed) >= 2, "expected X and Y to expire, got %d DESTROY" % len(destroyed))
     hs = [e["event"] for e in events_for(res, "tcp", 7777)]
     need(p, hs[:2] == ["NEW", "DESTROY"], "unanswered SYN should expire: %s" % hs)
+    return p
+
+
+# -- the project's sample capture (samples/make-sample.sh) ------------------------------------
+
+def _dns_answer(q):
+    """A DNS response to a one-question A query: 192.0.2.1, TTL 60."""
+    return (q[:2] + b"\x81\x80\x00\x01\x00\x01\x00\x00\x00\x00" + q[12:] +
+            b"\xc0\x0c\x00\x01\x00\x01\x00\x00\x00\x3c\x00\x04\xc0\x00\x02\x01")
+
+
+@scenario("sample", "a little of everything for samples/sample.pcap: HTTP over TCP on IPv4 and "
+          "IPv6 (handshake, data, close), DNS-like UDP, ping, a refused connect and an ICMP "
+          "port unreachable, each on both families", sample=True)
+def sample(ctx):
+    for v in (4, 6):
+        ctx.http_server(v, 80, {"index.html": b"<html>ctrack sample</html>\n" * 20})
+        ctx.udp_echo(v, 53, reply_fn=_dns_answer)
+    for v in (4, 6):
+        bodies = ctx.http_get(v, 80, ["/index.html"], keepalive=False)
+        assert len(bodies[0]) == 27 * 20, "HTTP body"
+        c = ctx.udp_client(v)
+        assert ctx.udp_ask(c, v, 53, payload=b"\x12\x34\x01\x00\x00\x01" + b"\0" * 6 +
+                           b"\x06ctrack\x04test\x00\x00\x01\x00\x01") is not None
+        assert ctx.ping(v, count=2) == 2
+        try:
+            ctx.connect(v, 81)
+            raise AssertionError("connect to a closed port succeeded")
+        except ConnectionRefusedError:
+            pass
+        u = ctx.udp_client(v)
+        ctx.udp_ask(u, v, 54, wait_reply=True)
+    time.sleep(0.2)
+
+
+@expect("sample")
+def _(res):
+    p = []
+    need(p, len(entries(res, "tcp", 80)) == 2, "expected 2 HTTP connections")
+    need(p, len(entries(res, "udp", 53)) == 2, "expected 2 DNS-like exchanges")
+    need(p, len(entries(res, "udp", 54)) == 2, "expected 2 datagrams to a closed port")
+    need(p, res.nft.get("related", 0) >= 2, "expected the port unreachables as RELATED")
     return p

@@ -110,8 +110,9 @@ class Ctx:
         self.topo.nft(role, "add rule inet hostfw input %s drop\n" % match)
 
     # -- common servers ----------------------------------------------------
-    def udp_echo(self, v, port, reply=True):
-        """A UDP server in the server namespace that answers each datagram (or not)."""
+    def udp_echo(self, v, port, reply=True, reply_fn=None):
+        """A UDP server in the server namespace that answers each datagram (or not);
+        reply_fn(data) makes the answer (default: "R" + the first 2000 bytes)."""
         s = self.udp_bind("server", v, port)
         s.settimeout(0.2)
 
@@ -124,7 +125,7 @@ class Ctx:
                 except OSError:
                     return
                 if reply:
-                    s.sendto(b"R" + data[:2000], peer)
+                    s.sendto(reply_fn(data) if reply_fn else b"R" + data[:2000], peer)
         self.thread(loop)
         return s
 

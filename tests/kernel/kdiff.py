@@ -176,11 +176,13 @@ def judge(tap, name, res, ctrack, args, totals, desc=""):
                    "" if args.enforce else "TODO ctrack did not run")
         return False
     details += ["note: " + n for n in res.notes if n.startswith("ctrack refused")]
-    d = kd_compare.compare(res, table, events)
+    d = kd_compare.compare(res, table, events, kd_compare.first_packets(pk))
     totals.add(d)
     with open(os.path.join(res.dir, "diff.txt"), "w") as f:
         f.write(d.figures() + "\n\n" + "\n\n".join(d.lines) + "\n")
     details.insert(0, d.figures())
+    if d.kinds:
+        details.insert(1, "mismatch kinds: " + d.kinds_text())
     if d.ok():
         tap.result(True, name, details)
         return True
@@ -218,7 +220,8 @@ def main(argv):
 
     if args.mode == "list":
         for s in kd_scenarios.SCENARIOS:
-            print("%-24s %s%s" % (s["name"], s["desc"], " (--full)" if s["full"] else ""))
+            print("%-24s %s%s" % (s["name"], s["desc"], " (--full)" if s["full"] else
+                                   " (on request)" if s["sample"] else ""))
         return 0
 
     ctcap = args.ctcap or os.environ.get("CTCAP")
@@ -239,7 +242,7 @@ def main(argv):
     if args.mode == "live":
         items = [s for s in kd_scenarios.SCENARIOS
                  if (args.scenario and s["name"] in args.scenario) or
-                 (not args.scenario and (args.full or not s["full"]))]
+                 (not args.scenario and not s["sample"] and (args.full or not s["full"]))]
         if args.scenario and len(items) != len(set(args.scenario)):
             print("unknown scenario in %s" % args.scenario, file=sys.stderr)
             return 2
