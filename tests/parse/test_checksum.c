@@ -166,7 +166,7 @@ static void test_cut_payloads_cannot_be_checked_and_pass(void **state)
  * tshark -V: frame 1 segments left 1, Address[1] 2200::210:2:0:0:4
  * (routing header at offset 40, addresses from offset 48).
  */
-static void test_source_routed_packets_sum_with_current_destination(void **state)
+static void test_source_routed_packets_use_current_destination(void **state)
 {
 	struct tcap tc;
 	struct ct_packet pkt;
@@ -308,7 +308,7 @@ static void test_udp_zero_checksum_is_not_checked_in_either_family(void **state)
  * 17 + (length & 0xff) where the length belongs.  A checksum made by the
  * RFC 3828 rules fails exactly as it fails in the kernel.
  */
-static void test_udplite_is_checked_the_way_udplite_error_checks_it(void **state)
+static void test_udplite_is_checked_as_udplite_error_does(void **state)
 {
 	uint8_t p[256];
 	struct ct_packet pkt;
@@ -406,9 +406,9 @@ int main(void)
 		cmocka_unit_test(test_sctp_crc32c),
 		cmocka_unit_test(test_one_flipped_byte_is_caught),
 		cmocka_unit_test(test_cut_payloads_cannot_be_checked_and_pass),
-		cmocka_unit_test(test_source_routed_packets_sum_with_current_destination),
+		cmocka_unit_test(test_source_routed_packets_use_current_destination),
 		cmocka_unit_test(test_udp_zero_checksum_is_not_checked_in_either_family),
-		cmocka_unit_test(test_udplite_is_checked_the_way_udplite_error_checks_it),
+		cmocka_unit_test(test_udplite_is_checked_as_udplite_error_does),
 		cmocka_unit_test(test_what_conntrack_does_not_check_passes),
 		cmocka_unit_test(test_fast_sum_matches_the_plain_sum_at_every_length),
 	};
