@@ -76,7 +76,7 @@ enum ct_pkt_kind ct_parse_ip4_hdr(struct ct_packet *pkt, const uint8_t *ip,
 	if (cap < ihl)
 		return ct_parse_fail(pkt, CT_PR_IP_TRUNCATED);
 	if (!ip4_hdr_csum_ok(ip, ihl))
-		return ct_parse_fail(pkt, CT_PR_IP_BAD_CSUM);
+		pkt->ip_csum_bad = true;  /* ct_process decides (checksum knob) */
 	tot = ct_rd16(ip + 2);
 	if (tot > wire)
 		return ct_parse_fail(pkt, CT_PR_IP_BAD_TOTAL_LEN);

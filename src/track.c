@@ -370,6 +370,10 @@ static void process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 	proto = ct_proto_find(pkt->tuple.l4);
 	/* the kernel checks checksums first: a neighbour solicitation with
 	 * a bad checksum is INVALID, not UNTRACKED */
+	if (set->checksum && pkt->ip_csum_bad) {
+		set_invalid(thr, ns, v, CT_PR_IP_BAD_CSUM);
+		return;
+	}
 	if (set->checksum && !ct_packet_l4_csum_ok(pkt)) {
 		set_invalid_or_error(thr, ns, v, pkt, CT_PR_L4_BAD_CSUM);
 		return;

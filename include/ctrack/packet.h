@@ -202,6 +202,12 @@ struct ct_packet {
 	bool is_fragment;           /* part of a fragmented datagram */
 	bool truncated;             /* capture cut the frame short (caplen <
 				     * wire length), headers still complete */
+	bool ip_csum_bad;           /* IPv4 header checksum wrong.  The kernel
+				     * drops such packets in ip_rcv(), before
+				     * conntrack; ct_process() calls them
+				     * INVALID (ip_bad_csum) unless checksum
+				     * checking is off, so that captures
+				     * taken with offload stay usable */
 	union {
 		struct ct_tcp_info tcp;
 		struct ct_icmp_info icmp;
