@@ -42,7 +42,9 @@ struct ct_defrag_stats {
 };
 
 /* Create a reassembler. high_thresh_bytes 0 means 4 MiB; timeout_ns 0
- * means 30 s.  Returns NULL when out of memory. */
+ * means the kernel's defaults, 30 s for IPv4 (ipfrag_time) and 60 s for
+ * IPv6 (nf_conntrack_frag6_timeout); any other value applies to both.
+ * Returns NULL when out of memory. */
 struct ct_defrag *ct_defrag_create(uint64_t high_thresh_bytes,
 				   uint64_t timeout_ns);
 void ct_defrag_destroy(struct ct_defrag *d);
@@ -51,6 +53,11 @@ void ct_defrag_destroy(struct ct_defrag *d);
  * ct_defrag_feed - add fragment @frag (parsed by ct_parse_*).
  * Returns 1 and fills @out when the datagram is now complete: @out points
  * into storage owned by @d that stays valid until the next call on @d.
+ * Also returns 1 for an IPv6 fragment that nf_defrag_ipv6 lets through
+ * unreassembled (jumbo payload, first fragment without its whole
+ * upper-layer header, bad fragment length): @out is then that fragment as
+ * conntrack sees it (pointing into the caller's frame), and may be
+ * CT_PKT_INVALID; process it like any other packet.
  * Returns 0 when more pieces are needed (or the fragment was dropped and
  * counted), and a negative errno on allocation failure.
  * Expired datagrams are purged as a side effect, using @now.

@@ -64,10 +64,16 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static ct_time_ns next_gc_due;
+
 static void on_event(const struct ct_event *ev, void *arg)
 {
 	struct read_state *rs = arg;
 
+	/* a new entry or a state change may bring the next expiry forward:
+	 * the collector runs exactly when capture time reaches it */
+	if (ev->type != CT_EV_DESTROY && ev->conn.expires < next_gc_due)
+		next_gc_due = ev->conn.expires;
 	if (!rs->events)
 		return;
 	if (rs->in_gc) {
@@ -99,8 +105,6 @@ static int cmp_gc_ev(const void *a, const void *b)
 	return x->conn.id < y->conn.id ? -1 : x->conn.id > y->conn.id;
 }
 
-static ct_time_ns next_gc_due;
-
 /* Run a full collector pass at capture time @now; print its DESTROYs in
  * expiry order. */
 static void run_gc(struct read_state *rs, ct_time_ns now)
@@ -110,7 +114,11 @@ static void run_gc(struct read_state *rs, ct_time_ns now)
 	rs->in_gc = true;
 	ct_gc_step(rs->thr, now, 0, &r);
 	rs->in_gc = false;
-	next_gc_due = r.next_due;
+	/* the bounds are lower bounds, and a timeout shortened without an
+	 * event is caught within a second of capture time at worst */
+	next_gc_due = r.next_due < now + 1000000000ull ? r.next_due : now + 1000000000ull;
+	if (next_gc_due <= now)
+		next_gc_due = now + 1;
 	if (rs->n_gc_ev) {
 		qsort(rs->gc_ev, rs->n_gc_ev, sizeof(*rs->gc_ev), cmp_gc_ev);
 		for (size_t i = 0; i < rs->n_gc_ev; i++) {
@@ -281,7 +289,8 @@ static void print_table(struct read_state *rs)
 
 	if (ct_table_dump(rs->thr, -1, collect, &d) != 0)
 		fprintf(stderr, "ctrack: out of memory while listing the table\n");
-	qsort(d.v, d.n, sizeof(*d.v), cmp_first_seen);
+	if (d.n)
+		qsort(d.v, d.n, sizeof(*d.v), cmp_first_seen);
 	for (size_t i = 0; i < d.n; i++) {
 		long long left = d.v[i].expires > rs->now
 			? (long long)((d.v[i].expires - rs->now) / 1000000000ull) : 0;
@@ -372,6 +381,9 @@ static void usage_read(FILE *out)
 "      --zone-by KIND     none (default), vlan (outermost VLAN id) or\n"
 "                         interface (pcapng interface number): put packets\n"
 "                         in separate conntrack zones, printed as zone=N\n"
+"      --router           the capture was taken on a forwarding router: packets\n"
+"                         it would not forward (TTL 1, link-local, multicast,\n"
+"                         martians) never create an entry (ctrack_router=1)\n"
 "\n"
 "Differences from a fresh kernel namespace: nf_conntrack_acct defaults to 1\n"
 "(counters are shown); set it to 0 to hide them.\n"
@@ -394,6 +406,7 @@ int cmd_read(int argc, char **argv)
 		{ "set", required_argument, NULL, 'S' },
 		{ "sysctl-file", required_argument, NULL, 'F' },
 		{ "zone-by", required_argument, NULL, 'z' },
+		{ "router", no_argument, NULL, 'R' },
 		{ "progress", no_argument, NULL, 'p' },
 		{ "no-progress", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
@@ -474,6 +487,9 @@ int cmd_read(int argc, char **argv)
 				return CT_EXIT_USAGE;
 			}
 			break;
+		case 'R':
+			rs.set.router = 1;
+			break;
 		case 'p':
 			rs.progress = 1;
 			break;
@@ -495,10 +511,11 @@ int cmd_read(int argc, char **argv)
 	}
 
 	rs.fo.acct = rs.set.acct;
+	/* first/last packet times: for JSON and for a stable listing order
+	 * (zones created on the fly get the same settings) */
+	rs.set.timestamp = 1;
 	ct_table_config_default(&cfg);
 	cfg.settings = rs.set;
-	/* first/last packet times: for JSON and for a stable listing order */
-	cfg.settings.timestamp = 1;
 	if ((err = ct_table_create(&cfg, &rs.t)) < 0) {
 		fprintf(stderr, "ctrack: cannot create the table: %s\n", strerror(-err));
 		return CT_EXIT_INTERNAL;
@@ -517,6 +534,22 @@ int cmd_read(int argc, char **argv)
 
 	if (rs.have_now)
 		run_gc(&rs, rs.now);
+	{
+		/* captures taken on a sending host carry the partial checksums
+		 * of checksum offload; like the kernel (nf_conntrack_checksum=1)
+		 * ctrack calls them INVALID.  Say so once, with the remedy. */
+		struct ct_stats st;
+
+		ct_table_get_stats(rs.t, &st);
+		if (rs.set.checksum && st.invalid_by_reason[CT_PR_L4_BAD_CSUM] * 20 > st.packets &&
+		    st.packets)
+			fprintf(stderr, "ctrack: note: %" PRIu64 " of %" PRIu64 " packets had bad "
+				"L4 checksums and were INVALID (as the kernel does with "
+				"nf_conntrack_checksum=1); a capture taken on a host with "
+				"checksum offload looks like this: try --set "
+				"nf_conntrack_checksum=0\n",
+				st.invalid_by_reason[CT_PR_L4_BAD_CSUM], st.packets);
+	}
 	if (rs.table)
 		print_table(&rs);
 	if (rs.stats)

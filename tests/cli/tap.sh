@@ -1,0 +1,19 @@
+# tap.sh - tiny TAP helpers for the shell tests (sourced).
+#   ok_if DESCRIPTION COMMAND...   passes when COMMAND exits 0
+#   finish                         prints the plan; exits 1 if anything failed
+_n=0
+_fail=0
+ok_if() {
+	desc=$1; shift
+	_n=$((_n + 1))
+	if "$@"; then
+		echo "ok $_n - $desc"
+	else
+		echo "not ok $_n - $desc"
+		_fail=$((_fail + 1))
+	fi
+}
+finish() {
+	echo "1..$_n"
+	[ $_fail -eq 0 ]
+}
