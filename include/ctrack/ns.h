@@ -8,8 +8,8 @@
  * live in its own slab, so a namespace's teardown costs what it holds.
  *
  * Teardown is batched: ct_ns_destroy() takes K ids, unlinks all their
- * entries (walking their slabs, or sweeping the rows once when the batch
- * holds a large share of the table), emits DESTROY events, and reclaims
+ * entries (walking their slabs; CT_NS_SWEEP sweeps the rows once
+ * instead), emits DESTROY events, and reclaims
  * the memory after ONE grace period for the whole batch, without making
  * the caller wait for it (unless CT_NS_SYNC asks to).  Packets that arrive
  * for a namespace being destroyed get CT_V_INVALID with CT_PR_NS_DYING.
@@ -43,8 +43,9 @@ int ct_ns_set_settings(struct ct_table *t, uint16_t id,
 
 enum {
 	CT_NS_SYNC = 0x1,     /* wait for the grace period before returning */
-	CT_NS_SWEEP = 0x2,    /* force the one-sweep strategy (benchmarks) */
-	CT_NS_WALK = 0x4,     /* force the per-namespace walk (benchmarks) */
+	CT_NS_SWEEP = 0x2,    /* sweep the rows once instead of walking the
+			       * slabs (benchmarks: slower, see ns.c) */
+	CT_NS_WALK = 0x4,     /* the per-namespace walk (the default) */
 };
 
 /*
