@@ -3,6 +3,7 @@
 # regenerate BENCHMARKS.md's tables and plots from them.
 #
 #   scripts/bench.sh [--quick] [--build DIR] [--report-only] [NAME...]
+#   make bench [BENCH_QUICK=1]
 #
 # `make bench` runs it after building.  Each benchmark (ctrack-bench NAME
 # --json) writes one JSON object per measured variant to
@@ -13,14 +14,16 @@
 # draws bench/results/*.svg with gnuplot; the prose around the blocks is
 # left alone.  --report-only skips the runs and redoes the report from the
 # results already there.  NAME... limits the run to those benchmarks (the
-# report still covers every result file present).
+# report still covers every result file present).  BENCH_PNG=1 also
+# writes PNG copies of the plots (not linked, not kept).
 #
-# Time: about 10-12 minutes in full on a 2-core VM, 3-4 with --quick.
+# Time: about 6-12 minutes in full on a shared 2-core VM, 2-3 with --quick.
 set -eu
 
 cd "$(dirname "$0")/.."
 BUILD=build
 QUICK=""
+[ "${BENCH_QUICK:-0}" = 1 ] && QUICK="--quick"
 REPORT_ONLY=0
 ONLY=""
 while [ $# -gt 0 ]; do
@@ -272,10 +275,18 @@ def plot(name, script, data):
     svg = os.path.join(out, name + ".svg")
     gp = ("set terminal svg size 760,420 dynamic font 'sans,11'\n"
           f"set output '{svg}'\nset datafile separator '\\t'\n"
-          "set grid ytics\nset key top left\n" + script.replace("DAT", dat))
+          "set termoption noenhanced\nset grid ytics\nset key top right\n" +
+          script.replace("DAT", dat))
     try:
         subprocess.run(["gnuplot"], input=gp.encode(), check=True,
                        stderr=subprocess.PIPE)
+        if os.environ.get("BENCH_PNG"):
+            # PNG copies for viewers without SVG (not linked, not kept)
+            png = gp.replace("set terminal svg size 760,420 dynamic font 'sans,11'",
+                             "set terminal pngcairo size 760,420 font 'sans,10'")
+            png = png.replace(f"set output '{svg}'", f"set output '{svg[:-4]}.png'")
+            subprocess.run(["gnuplot"], input=png.encode(), check=True,
+                           stderr=subprocess.PIPE)
         plots.append(name)
     except (OSError, subprocess.CalledProcessError) as e:
         print(f"bench.sh: gnuplot failed for {name}: {e}", file=sys.stderr)
@@ -325,10 +336,10 @@ if tp:
         vals = []
         for pop, gc in (("uniform", "off"), ("zipf", "off"), ("uniform", "due-time"), ("zipf", "due-time")):
             r = tpv("est", f, pop, gc=gc)
-            vals.append(str(r["mpps_per_thread"]) if r else "NaN")
+            vals.append(str(r["mpps_p50_per_thread"]) if r else "NaN")
         label = f"{f // 1000000}M" if f >= 1000000 else f"{f // 1000}k"
         data += label + "\t" + "\t".join(vals) + "\n"
-    plot("throughput", hist + "set ylabel 'Mpps per thread'\n"
+    plot("throughput", hist + "set ylabel 'Mpps per thread (median burst)'\nset yrange [0:*]\n"
          "set title 'throughput: established TCP flows, 1 thread'\n"
          "plot 'DAT' using 2:xtic(1) title columnhead, '' using 3 title columnhead, "
          "'' using 4 title columnhead, '' using 5 title columnhead\n", data)
@@ -339,7 +350,7 @@ if td:
         data = "namespaces\tms\tcpu_ms\n" + "".join(
             f"{r['namespaces']}\t{r['ms']}\t{r['cpu_ms']}\n" for r in ks)
         plot("teardown", "set logscale xy\nset xlabel 'namespaces in the batch (100 connections each)'\n"
-             "set ylabel 'ms'\nset title 'teardown: one batched ct\\_ns\\_destroy'\n"
+             "set ylabel 'ms'\nset title 'teardown: one batched ct_ns_destroy'\n"
              "plot 'DAT' using 1:2 with linespoints title 'wall', "
              "'' using 1:3 with linespoints title 'CPU'\n", data)
 
@@ -354,7 +365,8 @@ if rd:
     for r in rd:
         if r["capture"] not in caps:
             caps.append(r["capture"])
-    stages = ["libpcap", "cap+parse", "cap+parse+track", "ctrack-read"]
+    stages = ["libpcap", "cap+parse", "cap+parse+track", "cap+parse+track-burst",
+              "ctrack-read"]
     data = "capture\t" + "\t".join(stages) + "\n"
     for c in caps:
         vals = []
@@ -364,8 +376,10 @@ if rd:
         data += c.replace(".pcap", "").replace(".gz", "")[:24] + "\t" + "\t".join(vals) + "\n"
     plot("read", hist + "set ylabel 'Mpps (CPU time)'\nset key top right\n"
          "set title 'read: captures through each stage'\n"
+         "set key outside right\n"
          "plot 'DAT' using 2:xtic(1) title columnhead, '' using 3 title columnhead, "
-         "'' using 4 title columnhead, '' using 5 title columnhead\n", data)
+         "'' using 4 title columnhead, '' using 5 title columnhead, "
+         "'' using 6 title columnhead\n", data)
 
 blocks["plots"] = "".join(f"![{p}](bench/results/{p}.svg)\n" for p in plots) or "_(no plots)_\n"
 
