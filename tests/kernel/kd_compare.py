@@ -52,7 +52,11 @@ def packet_tuple(info):
         rest = (("type", str(info.icmp_type)), ("code", str(info.icmp_code)),
                 ("id", str(info.icmp_id)))
     elif info.proto == 47:
-        return None
+        # Without the PPTP helper the kernel keys GRE version 0 on zero keys and
+        # version 1 (enhanced GRE) on the call id as destination key.
+        if info.gre_version is None:
+            return None
+        rest = (("srckey", "0x0"), ("dstkey", "0x%x" % (info.gre_callid or 0)))
     else:
         rest = ()
     return ((2 if info.v == 4 else 10), info.proto,
@@ -170,7 +174,9 @@ def run_ctrack(ctrack, res, timeout=300):
 # -- entries ----------------------------------------------------------------------
 
 def _fields(r):
-    extra = {k: v for k, v in r["extra"].items() if k != "id"}
+    # use= is the kernel's reference count of the entry (skbs or timers that
+    # hold it), not tracking state: shown in diffs, not compared.
+    extra = {k: v for k, v in r["extra"].items() if k not in ("id", "use")}
     return {"proto": (r["l3"], r["proto"]), "state": r["state"], "reply": r["reply"],
             "unreplied": r["unreplied"], "flags": r["flags"],
             "orig counters": r["counters"][0], "reply counters": r["counters"][1],
@@ -327,6 +333,8 @@ def unforwarded_reason(info):
         return "router never forwards it: first packet has TTL/hop limit %d" % info.ttl
     if info.v == 6 and (info.src.is_link_local or info.dst.is_link_local):
         return "router never forwards it: IPv6 link-local address"
+    if info.src.is_loopback or info.dst.is_loopback:
+        return "router never forwards it: loopback address"
     if info.dst.is_multicast:
         return "router never forwards it: multicast destination"
     if info.v == 4 and (info.src.is_loopback or info.src.is_multicast or
