@@ -311,10 +311,6 @@ def tcp_seq_ack(ip, info):
     return struct.unpack(">II", ip[info.l4off + 4:info.l4off + 12])
 
 
-def is_icmp_error(info):
-    return info.inner is not None
-
-
 def flow_key(info):
     """An unordered key of the connection a packet belongs to (its two endpoints)."""
     a = (info.src, info.sport if info.sport is not None else info.icmp_id)
