@@ -102,6 +102,8 @@ struct gc_run {
 	unsigned since_clock;  /* rows since the clock was last read */
 	bool pressure;         /* above 95% of max: early drop */
 	bool stopped;
+	struct ct_htab *h;     /* the generation this slice walks */
+	bool retired;          /* h stopped being current at a yield */
 	struct ct_gc_result *res;
 };
 
@@ -119,6 +121,15 @@ static void gc_yield(struct gc_run *g)
 	}
 	if (atomic_load_explicit(&t->gc_stop, memory_order_relaxed))
 		g->stopped = true;
+	/* A resize that completed before this new read-side section began
+	 * may have handed g->h to call_rcu, and nothing keeps it mapped for
+	 * us now: if it is no longer current, the slice ends here without
+	 * touching it again.  If it is still current, a later retirement
+	 * waits for this section (it ends at the next yield). */
+	if (atomic_load_explicit(&t->htab, memory_order_acquire) != g->h) {
+		g->retired = true;
+		g->stopped = true;
+	}
 	g->res->yields++;
 }
 
@@ -293,8 +304,11 @@ static bool gc_group(struct gc_run *g, struct ct_htab *h, uint64_t grp,
 			rd = gc_row(g, r);
 		if (rd < gmin)
 			gmin = rd;
-		if (go_on && !gc_after_row(g))
+		if (go_on && !gc_after_row(g)) {
+			if (g->retired)
+				return false;   /* h may be gone: touch nothing */
 			go_on = false;
+		}
 	}
 	ct_due_lower(&h->group_due_inv[grp], gmin);
 	if (gmin < *next_due)
@@ -335,12 +349,17 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 
 	t->rcu->read_lock();
 	h = atomic_load_explicit(&t->htab, memory_order_acquire);
+	g.h = h;
 	grp = t->gc_cursor;
 	if (grp >= h->n_groups)
 		grp = 0;
 	for (;;) {
 		bool go_on = gc_group(&g, h, grp, &next_due);
 
+		if (g.retired) {
+			grp = 0;        /* a new generation: start it afresh */
+			break;
+		}
 		grp++;
 		if (grp >= h->n_groups) {
 			grp = 0;

@@ -508,8 +508,11 @@ bool ct_table_resize_step(struct ct_table *t, uint64_t rows)
 	if (atomic_load_explicit(&h->mig_next, memory_order_relaxed) >= h->n_rows) {
 		atomic_store_explicit(&t->htab, f, memory_order_release);
 		atomic_fetch_add(&t->resizes, 1);
-		t->rcu->update_call_rcu(&h->rcu, old_htab_free_cb);
 		pthread_mutex_unlock(&t->resize_lock);
+		/* after unlocking: call_rcu wakes the reclaim thread, and a
+		 * waker the scheduler preempts must not hold up the next
+		 * resize meanwhile */
+		t->rcu->update_call_rcu(&h->rcu, old_htab_free_cb);
 		return false;
 	}
 	pthread_mutex_unlock(&t->resize_lock);
