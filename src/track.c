@@ -715,9 +715,15 @@ int ct_process_burst(struct ct_thread *thr, const struct ct_packet *const *pkts,
 			uint64_t sl = atomic_load_explicit(&((struct ct_row *)r)->slot[s],
 							   memory_order_relaxed);
 			if (sl && (sl & 0xffff000000000000ull) == sig) {
+				/* an entry with its private area and accounting
+				 * spans up to 192 bytes from an address that is
+				 * not line-aligned: up to four lines, all of
+				 * which the tracker touches */
 				const char *c = (const char *)ct_slot_conn(sl);
 				__builtin_prefetch(c);
-				__builtin_prefetch(c + 63);
+				__builtin_prefetch(c + 64);
+				__builtin_prefetch(c + 128);
+				__builtin_prefetch(c + 191);
 			}
 		}
 	}
