@@ -9,7 +9,8 @@
  * keeps a pool of 16 connections with consistent sequence numbers and
  * SCTP tags, builds real frames for them (Ethernet, raw IP, VLAN, cut
  * short, corrupted) or fills struct ct_packet directly as an embedding
- * dataplane would, and interleaves packets with bursts, collector slices,
+ * dataplane would, and interleaves packets with floods of new tuples,
+ * bursts, collector slices (and the naive collector policies),
  * flushes, namespace creation and batched teardown, marks, settings
  * changes, fragments and thread re-attachment.
  *
@@ -1130,13 +1131,26 @@ static void op_set(struct fz *f, struct rd *r)
 	case 13:
 		s.max = z ? v % 8 : s.max;
 		break;
+	case 14: {
+		/* the collector's naive policies, as the benchmarks select them */
+		struct ct_gc_policy gp;
+		ct_gc_policy_default(&gp);
+		gp.lock = (enum ct_gc_lock_policy)(v % 3);
+		gp.yield = (v & 4) ? CT_GC_YIELD_EVERY_ROW : CT_GC_YIELD_THROTTLED;
+		ct_gc_set_policy(f->t, &gp);
+		return;
+	}
 	default:
-		s.gre_timeout = s.gre_timeout_stream = 1 + v;
-		break;
+		/* detach and attach again: magazines and counters handed back */
+		ct_thread_detach(f->thr);
+		f->thr = ct_thread_attach(f->t);
+		CHECK(f->thr != NULL, "attach");
+		return;
 	}
 	err = ct_ns_set_settings(f->t, z, &s);
 	if (err == 0) {
-		if (s.max && s.max < zone_count(f, z))
+		/* zone 0's max is the table's, over every zone */
+		if (s.max && s.max < zone_count(f, z ? z : -1))
 			f->max_lowered[z] = true;
 		f->set[z] = s;
 	} else {
@@ -1181,6 +1195,48 @@ static void op_frag(struct fz *f, struct rd *r)
 			       f->now);
 		pkt.tuple.zone = s->t.zone;
 		process_frame_or_fragment(f, &pkt, true);
+	}
+}
+
+/*
+ * A flood: 4 to 1024 new tuples shaped like slot @s (its source port, and
+ * with k & 1 its destination address too, counting up), in bursts of 16.
+ * Enough entries to resize the table, fill overflow rows, meet the chain
+ * limit and put the collector under pressure, which single packets of a
+ * pool of 16 connections never reach.
+ */
+static void op_flood(struct fz *f, struct rd *r)
+{
+	static uint8_t bufs[BURST][BUF];
+	struct ct_packet pkts[BURST];
+	const struct ct_packet *pp[BURST];
+	struct ct_verdict v[BURST];
+	struct slot *s = &f->s[rd8(r) % FZ_SLOTS];
+	unsigned count = 4u * (1u + rd8(r)), nb = 0;
+	uint8_t k = rd8(r);
+	struct pspec ps = { 0, (uint8_t)(k >> 1), 0, 0 };
+
+	for (unsigned i = 0; i < count; i++) {
+		struct slot q = *s;
+		size_t len;
+
+		q.t.sport = (uint16_t)(s->t.sport + i);
+		if (k & 1) {
+			if (q.t.l3 == CT_L3_IPV4)
+				((uint8_t *)&q.t.dst.ip4)[2] ^= (uint8_t)(i >> 4);
+			else
+				q.t.dst.ip6[14] ^= (uint8_t)(i >> 4);
+		}
+		len = build_ip(f, &q, 0, &ps, bufs[nb], 1);
+		ct_parse_ip(&pkts[nb], bufs[nb], (uint32_t)len, (uint32_t)len, f->now);
+		pkts[nb].tuple.zone = s->t.zone;
+		pp[nb] = &pkts[nb];
+		if (++nb == BURST || i + 1 == count) {
+			CHECK(ct_process_burst(f->thr, pp, nb, f->now, v) == 0, "burst");
+			for (unsigned j = 0; j < nb; j++)
+				check_verdict(f, &pkts[j], &v[j], false);
+			nb = 0;
+		}
 	}
 }
 
@@ -1239,9 +1295,7 @@ static void run(struct fz *f, struct rd *r)
 			op_frag(f, r);
 			break;
 		default:
-			ct_thread_detach(f->thr);
-			f->thr = ct_thread_attach(f->t);
-			CHECK(f->thr != NULL, "attach");
+			op_flood(f, r);
 			break;
 		}
 	}

@@ -36,9 +36,10 @@
  *   OP_LOOKUP   s d                look slot s up, check what comes back
  *   OP_CHECK                       check every invariant now
  *   OP_RAW      lt n bytes...      an arbitrary frame of n bytes
- *   OP_SET      f v                change zone 0's (or a zone's) settings
+ *   OP_SET      f v                change zone (f >> 4)'s settings; f & 15 == 14:
+ *                                  collector policy, 15: re-attach the thread
  *   OP_FRAG     s d ln md          a datagram of slot s in two fragments
- *   OP_REATTACH                    detach and attach the thread again
+ *   OP_FLOOD    s n k              4 * (1 + n) new tuples shaped like slot s
  *
  * Packet spec (4 bytes): sd = slot (bits 0-3), direction (bit 4), path
  * (bits 5-7: 0,1 Ethernet; 2 raw IP; 3 802.1Q; 4,5 struct filled by the
@@ -67,7 +68,7 @@ enum fz_op {
 	OP_RAW,
 	OP_SET,
 	OP_FRAG,
-	OP_REATTACH,
+	OP_FLOOD,
 	OP_COUNT
 };
 
