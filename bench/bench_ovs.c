@@ -368,12 +368,13 @@ struct ovsb_row {
 	const char *metric;
 	const char *unit;
 	bool higher_better;
-	double ovs, ctrack;
+	double ovs, ctrack;        /* the peer's figure, ctrack's */
 	double target;             /* ratio wanted, 0 = none */
 	unsigned runs;
 	const char *ovs_cmd;
 	const char *ctrack_cmd;
 	const char *params;        /* JSON fragment, without braces */
+	const char *peer;          /* the peer's name in keys; NULL = "ovs" */
 };
 
 static double row_ratio(const struct ovsb_row *r)
@@ -396,30 +397,31 @@ static void json_str(const char *s)
 
 static void report(const struct ovsb_env *e, const struct ovsb_row *r)
 {
+	const char *peer = r->peer ? r->peer : "ovs";
 	double ratio = row_ratio(r);
 
 	if (e->json) {
 		printf("{\"bench\":\"ovs\",\"workload\":\"%s\",\"metric\":\"%s\",%s%s"
-		       "\"ovs_%s\":%.4f,\"ctrack_%s\":%.4f,\"ratio\":%.3f,",
+		       "\"%s_%s\":%.4f,\"ctrack_%s\":%.4f,\"ratio\":%.3f,",
 		       r->workload, r->metric, r->params ? r->params : "",
 		       r->params && r->params[0] ? "," : "",
-		       r->unit, r->ovs, r->unit, r->ctrack, ratio);
+		       peer, r->unit, r->ovs, r->unit, r->ctrack, ratio);
 		if (r->target > 0)
 			printf("\"target\":%.1f,\"met\":%s,", r->target,
 			       ratio >= r->target ? "true" : "false");
-		printf("\"runs\":%u,\"ovs_cmd\":", r->runs);
+		printf("\"runs\":%u,\"%s_cmd\":", r->runs, peer);
 		json_str(r->ovs_cmd);
 		printf(",\"ctrack_cmd\":");
 		json_str(r->ctrack_cmd);
 		printf("}\n");
 	} else {
-		printf("%-10s %-22s ovs_%s=%-10.4g ctrack_%s=%-10.4g ratio=%.2fx",
-		       r->workload, r->metric, r->unit, r->ovs, r->unit, r->ctrack, ratio);
+		printf("%-7s %-24s %s_%s=%-9.4g ctrack_%s=%-9.4g ratio=%.2fx",
+		       r->workload, r->metric, peer, r->unit, r->ovs, r->unit, r->ctrack, ratio);
 		if (r->target > 0)
 			printf("  (target %.0fx: %s)", r->target,
 			       ratio >= r->target ? "met" : "MISSED");
-		printf("  [%s] median of %u\n", r->params ? r->params : "", r->runs);
-		printf("           ovs:    %s\n           ctrack: %s\n", r->ovs_cmd, r->ctrack_cmd);
+		printf("  median of %u\n        {%s}\n", r->runs, r->params ? r->params : "");
+		printf("        %s: %s\n        ctrack: %s\n", peer, r->ovs_cmd, r->ctrack_cmd);
 	}
 	fflush(stdout);
 }
@@ -617,7 +619,7 @@ static void wl_bench(const struct ovsb_env *e, unsigned threads, bool change,
 		 threads, pkts, c.batch, change);
 	report(e, &(struct ovsb_row){ "bench", change ? "benchmark-change" : "benchmark",
 		"mpps", true, median(om, runs), median(cm, runs), change ? 0 : 3.0, runs,
-		ocmd, ccmd, params });
+		ocmd, ccmd, params, "ovs" });
 }
 
 /* ------------------------------------------ workload 2: large tables */
@@ -839,7 +841,7 @@ static void wl_large(const struct ovsb_env *e, uint32_t n, size_t l)
 				 "\"batch\":32,\"measured\":\"rss delta\"", n, l);
 		report(e, &(struct ovsb_row){ "large", m[i].metric, m[i].unit,
 			m[i].higher_better, median(ov[i], runs), median(cv[i], runs),
-			target, runs, ocmd, ccmd, params });
+			target, runs, ocmd, ccmd, params, "ovs" });
 	}
 }
 
@@ -1029,16 +1031,16 @@ static void pc_report(const struct ovsb_env *e, const char *path, const char *na
 		 "\"ovs_startup_s\":%.4f,\"ctrack_startup_s\":%.4f",
 		 name, pkts, t->ovs1, t->ovs32, t->ct, empty->ovs1, empty->ct);
 	report(e, &(struct ovsb_row){ "pcap", "capture-batch1", "mpps", true,
-		mp / t->ovs1, mp / t->ct, 3.0, t->runs, o1, cc, params });
+		mp / t->ovs1, mp / t->ct, 3.0, t->runs, o1, cc, params, "ovs" });
 	report(e, &(struct ovsb_row){ "pcap", "capture-batch32", "mpps", true,
-		mp / t->ovs32, mp / t->ct, 3.0, t->runs, o32, cc, params });
+		mp / t->ovs32, mp / t->ct, 3.0, t->runs, o32, cc, params, "ovs" });
 	if (t->ovs1 > empty->ovs1 && t->ct > empty->ct && t->ovs32 > empty->ovs32) {
 		report(e, &(struct ovsb_row){ "pcap", "capture-batch1-net", "mpps", true,
 			mp / (t->ovs1 - empty->ovs1), mp / (t->ct - empty->ct), 3.0,
-			t->runs, o1, cc, params });
+			t->runs, o1, cc, params, "ovs" });
 		report(e, &(struct ovsb_row){ "pcap", "capture-batch32-net", "mpps", true,
 			mp / (t->ovs32 - empty->ovs32), mp / (t->ct - empty->ct), 3.0,
-			t->runs, o32, cc, params });
+			t->runs, o32, cc, params, "ovs" });
 	}
 }
 
@@ -1197,18 +1199,378 @@ static void wl_pcap(const struct ovsb_env *e, uint32_t synth_conns)
 		pc_report(e, synth, "synthetic", pcap_count(synth), &t, &te);
 }
 
+/* ---------------------------------------- workload 4: the Linux kernel */
+
+/* Find @name in PATH (and the sbin directories root's PATH may lack). */
+static bool find_exe(const char *name, char *out, size_t size)
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+	char *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s:/usr/sbin:/sbin:/usr/bin:/bin", path ? path : "");
+	for (char *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		snprintf(out, size, "%s/%s", d, name);
+		if (!access(out, X_OK))
+			return true;
+	}
+	return false;
+}
+
+/* Flows 0..n-1 of frames.h, original direction, one packet each. */
+static int write_flows_pcap(const char *path, uint32_t n)
+{
+	char tmp[PATH_MAX * 2];
+	uint8_t fr[OVSB_SLOT];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "wb");
+	if (!f)
+		return -1;
+	pcap_header(f);
+	for (uint32_t i = 0; i < n; i++) {
+		ovsb_flow_frame(fr, i, 0);
+		pcap_record(f, 1700000000ull * 1000000ull + i, fr, OVSB_UDP_FRAME_LEN);
+	}
+	if (fclose(f))
+		return -1;
+	return rename(tmp, path);
+}
+
+/* Output of a shell command, as a number (-1 when it fails). */
+static double sh_num(const char *cmd)
+{
+	char line[128] = "";
+	FILE *p = popen(cmd, "r");
+	double v = -1;
+
+	if (!p)
+		return -1;
+	if (fgets(line, sizeof(line), p))
+		v = strtod(line, NULL);
+	if (pclose(p))
+		return -1;
+	return v;
+}
+
+struct kd_dump {
+	FILE *out;
+	ct_time_ns now;
+	uint64_t n;
+};
+
+/* One line per entry, as `conntrack -L` prints it: protocol, number,
+ * seconds left, original tuple, [UNREPLIED], reply tuple, mark, use. */
+static int kd_dump_line(const struct ct_conn_info *ci, void *arg)
+{
+	struct kd_dump *d = arg;
+	char o[192], r[192];
+	unsigned long long left = ci->expires > d->now ? (ci->expires - d->now) / 1000000000ull : 0;
+
+	ct_tuple_format(&ci->orig, o, sizeof(o));
+	ct_tuple_format(&ci->reply, r, sizeof(r));
+	fprintf(d->out, "%-8s %u %llu %s%s%s %s%s mark=%u use=1\n",
+		ct_l4_name(ci->orig.l4), ci->orig.l4, left,
+		ci->state_name ? ci->state_name : "", ci->state_name ? " " : "", o,
+		(ci->status & CT_ST_SEEN_REPLY) ? "" : "[UNREPLIED] ", r,
+		ci->mark);
+	d->n++;
+	return 0;
+}
+
+static int kd_dump_count(const struct ct_conn_info *ci, void *arg)
+{
+	((struct kd_dump *)arg)->n += ci->orig.l4 != 0;
+	return 0;
+}
+
+/* ctrack's side: insert the same N one-packet flows (timed: the cost of a
+ * new connection, parse included), list the table as text into /dev/null
+ * (timed, as `conntrack -L > /dev/null`), flush it (timed, as
+ * `conntrack -F`).  Wall clock, as the kernel side is. */
+static void kd_child(void *arg, int fd)
+{
+	uint32_t n = *(const uint32_t *)arg;
+	uint8_t *slots = malloc((size_t)2 * n * OVSB_SLOT);
+	struct ct_table_config cfg;
+	struct ct_verdict v[32];
+	struct ct_thread *thr;
+	struct ct_table *t;
+	struct kd_dump d = { NULL, LG_NOW, 0 };
+	double w0;
+	long removed;
+
+	if (!slots)
+		_exit(2);
+	ovsb_flow_frames(slots, n);
+	ct_table_config_default(&cfg);
+	cfg.settings.max = 2 * n + 1024;
+	if (ct_table_create(&cfg, &t))
+		_exit(2);
+	thr = ct_thread_attach(t);
+	if (!thr)
+		_exit(2);
+	w0 = mono_s();
+	lg_run(thr, slots, 0, n, 0, v);
+	fdprintf(fd, "new_ns_per_conn %.1f\n", (mono_s() - w0) * 1e9 / n);
+	fdprintf(fd, "conns %llu\n", (unsigned long long)ct_table_count(t));
+	d.out = fopen("/dev/null", "w");
+	if (!d.out)
+		_exit(2);
+	w0 = mono_s();
+	ct_table_dump(thr, -1, kd_dump_line, &d);
+	fflush(d.out);
+	fdprintf(fd, "list_ms %.3f\n", (mono_s() - w0) * 1e3);
+	fclose(d.out);
+	fdprintf(fd, "listed %llu\n", (unsigned long long)d.n);
+	/* the walk alone, to tell it from the text formatting */
+	w0 = mono_s();
+	ct_table_dump(thr, -1, kd_dump_count, &d);
+	fdprintf(fd, "walk_ms %.3f\n", (mono_s() - w0) * 1e3);
+	w0 = mono_s();
+	removed = ct_table_flush(thr, -1, LG_NOW);
+	fdprintf(fd, "flush_ms %.3f\n", (mono_s() - w0) * 1e3);
+	fdprintf(fd, "flushed %ld\n", removed);
+	ct_thread_detach(thr);
+	ct_table_destroy(t);
+	free(slots);
+}
+
+/* Replay @pcap from the sender namespace at top speed; seconds taken as
+ * tcpreplay reports them ("Actual: N packets (B bytes) sent in S seconds"),
+ * or -1. */
+static double kd_replay(const struct ovsb_env *e, const char *ns, const char *dev,
+			const char *pcap, const char *ip, const char *tcpreplay)
+{
+	char *argv[] = { (char *)ip, "netns", "exec", (char *)ns, (char *)tcpreplay, "-K",
+			 "--topspeed", "-i", (char *)dev, (char *)pcap, NULL };
+	struct ovsb_kv kv = { 0 };
+	const char *a;
+	long pk;
+	double sec;
+
+	if (run_cmd(argv, NULL, e->errlog, &kv, NULL, NULL))
+		return -1;
+	a = kv_str(&kv, "Actual:");
+	if (!a || sscanf(a, "%ld packets (%*[0-9] bytes) sent in %lf seconds", &pk, &sec) != 2)
+		return -1;
+	return sec;
+}
+
+static void wl_kernel(const struct ovsb_env *e, const uint32_t *sizes, unsigned nsizes)
+{
+	char ip[PATH_MAX], tr[PATH_MAX], ctb[PATH_MAX], nft[PATH_MAX];
+	char script[PATH_MAX + 64], prefix[32], nsa[40], nsr[40], dev[40], cmd[PATH_MAX * 4];
+
+	if (geteuid() || !find_exe("ip", ip, sizeof(ip)) ||
+	    !find_exe("tcpreplay", tr, sizeof(tr)) ||
+	    !find_exe("conntrack", ctb, sizeof(ctb)) || !find_exe("nft", nft, sizeof(nft))) {
+		fprintf(stderr, "ctrack-bench: kernel: needs root, ip, nft, tcpreplay and "
+			"conntrack (scripts/deps.sh test); skipped\n");
+		return;
+	}
+	snprintf(script, sizeof(script), "%s/bench/ovs/kernel-ns.sh", e->repo);
+	snprintf(prefix, sizeof(prefix), "ctb%u", (unsigned)getpid() % 100000);
+	snprintf(nsa, sizeof(nsa), "%sa", prefix);
+	snprintf(nsr, sizeof(nsr), "%sr", prefix);
+	snprintf(dev, sizeof(dev), "%sa0", prefix);
+	snprintf(cmd, sizeof(cmd), "sh '%s' up %s >>'%s' 2>&1", script, prefix, e->errlog);
+	if (system(cmd)) {
+		fprintf(stderr, "ctrack-bench: kernel: namespace set-up failed (see %s)\n", e->errlog);
+		snprintf(cmd, sizeof(cmd), "sh '%s' down %s", script, prefix);
+		if (system(cmd))
+			fprintf(stderr, "ctrack-bench: kernel: clean-up failed\n");
+		return;
+	}
+	for (unsigned si = 0; si < nsizes; si++) {
+		uint32_t n = sizes[si];
+		double kn[OVSB_MAX_REPEAT], kl[OVSB_MAX_REPEAT], kf[OVSB_MAX_REPEAT];
+		double cn[OVSB_MAX_REPEAT], cl[OVSB_MAX_REPEAT], cf[OVSB_MAX_REPEAT];
+		double kon[OVSB_MAX_REPEAT], koff[OVSB_MAX_REPEAT], kempty[OVSB_MAX_REPEAT];
+		double cwalk[OVSB_MAX_REPEAT];
+		char pcap[PATH_MAX + 64], params[512], kcmd[PATH_MAX * 3], ccmd[PATH_MAX + 128];
+		char *lv[] = { ip, "netns", "exec", nsr, ctb, "-L", NULL };
+		char *fv[] = { ip, "netns", "exec", nsr, ctb, "-F", NULL };
+		unsigned runs = 0;
+		struct stat sb;
+
+		snprintf(pcap, sizeof(pcap), "%s/flows-%u.pcap", e->cache, n);
+		if (stat(pcap, &sb) && write_flows_pcap(pcap, n)) {
+			fprintf(stderr, "ctrack-bench: cannot write %s\n", pcap);
+			continue;
+		}
+		for (int r = 0; r < e->repeat; r++) {
+			struct ovsb_kv kc = { 0 };
+			double on, off, lw, fw, ew, count;
+
+			snprintf(cmd, sizeof(cmd), "sh '%s' flush %s", script, prefix);
+			if (system(cmd))
+				break;
+			if (run_cmd(lv, "/dev/null", e->errlog, NULL, &ew, NULL))
+				break;
+			on = kd_replay(e, nsa, dev, pcap, ip, tr);
+			snprintf(cmd, sizeof(cmd), "sh '%s' count %s", script, prefix);
+			count = sh_num(cmd);
+			if (run_cmd(lv, "/dev/null", e->errlog, NULL, &lw, NULL) ||
+			    run_cmd(fv, "/dev/null", e->errlog, NULL, &fw, NULL))
+				break;
+			snprintf(cmd, sizeof(cmd), "sh '%s' ct-off %s", script, prefix);
+			if (system(cmd))
+				break;
+			off = kd_replay(e, nsa, dev, pcap, ip, tr);
+			snprintf(cmd, sizeof(cmd), "sh '%s' ct-on %s", script, prefix);
+			if (system(cmd))
+				break;
+			if (run_child(kd_child, &n, &kc) || kv_num(&kc, "conns") != n ||
+			    kv_num(&kc, "listed") != n || kv_num(&kc, "flushed") != n) {
+				fprintf(stderr, "ctrack-bench: kernel: ctrack run failed\n");
+				continue;
+			}
+			if (on <= 0 || off <= 0 || count != n) {
+				fprintf(stderr, "ctrack-bench: kernel: replay failed or the table "
+					"holds %.0f of %u entries (dropped?); run left out\n", count, n);
+				continue;
+			}
+			kon[runs] = on;
+			koff[runs] = off;
+			kn[runs] = (on - off) * 1e9 / n;
+			kl[runs] = lw * 1e3;
+			kf[runs] = fw * 1e3;
+			kempty[runs] = ew * 1e3;
+			cn[runs] = kv_num(&kc, "new_ns_per_conn");
+			cl[runs] = kv_num(&kc, "list_ms");
+			cf[runs] = kv_num(&kc, "flush_ms");
+			cwalk[runs] = kv_num(&kc, "walk_ms");
+			runs++;
+			fprintf(stderr, "ctrack-bench:   kernel N=%u run %d: new conn %.0f ns "
+				"(replay %.3f s with ct, %.3f s without) / ctrack %.0f ns; "
+				"-L %.1f / %.1f ms; -F %.1f / %.1f ms\n", n, r + 1, kn[runs - 1],
+				on, off, cn[runs - 1], kl[runs - 1], cl[runs - 1], kf[runs - 1],
+				cf[runs - 1]);
+		}
+		snprintf(params, sizeof(params), "\"conns\":%u,\"replay_ct_s\":%.4f,"
+			 "\"replay_noct_s\":%.4f,\"kernel_forward_ct_mpps\":%.4f,"
+			 "\"kernel_list_empty_ms\":%.3f,\"ctrack_walk_only_ms\":%.3f", n,
+			 median(kon, runs), median(koff, runs), n / median(kon, runs) / 1e6,
+			 median(kempty, runs), median(cwalk, runs));
+		snprintf(kcmd, sizeof(kcmd), "ip netns exec %s tcpreplay -K --topspeed -i %s %s "
+			 "through router netns %s, nft 'ct state new' vs no conntrack; "
+			 "(time with - time without) / N", nsa, dev, pcap, nsr);
+		snprintf(ccmd, sizeof(ccmd), "%s/bench/ctrack-bench ovs kernel: same frames, "
+			 "ct_parse_frame + ct_process_burst of 32 (wall)", e->build);
+		report(e, &(struct ovsb_row){ "kernel", "new-conn-cost", "ns_per_conn", false,
+			median(kn, runs), median(cn, runs), 0, runs, kcmd, ccmd, params, "kernel" });
+		snprintf(kcmd, sizeof(kcmd), "ip netns exec %s conntrack -L > /dev/null", nsr);
+		snprintf(ccmd, sizeof(ccmd), "%s/bench/ctrack-bench ovs kernel: ct_table_dump, "
+			 "one conntrack-style text line per entry into /dev/null", e->build);
+		report(e, &(struct ovsb_row){ "kernel", "list", "ms", false,
+			median(kl, runs), median(cl, runs), 0, runs, kcmd, ccmd, params, "kernel" });
+		snprintf(kcmd, sizeof(kcmd), "ip netns exec %s conntrack -F", nsr);
+		snprintf(ccmd, sizeof(ccmd), "%s/bench/ctrack-bench ovs kernel: ct_table_flush(all)",
+			 e->build);
+		report(e, &(struct ovsb_row){ "kernel", "flush", "ms", false,
+			median(kf, runs), median(cf, runs), 0, runs, kcmd, ccmd, params, "kernel" });
+	}
+	snprintf(cmd, sizeof(cmd), "sh '%s' down %s", script, prefix);
+	if (system(cmd))
+		fprintf(stderr, "ctrack-bench: kernel: namespace clean-up failed (%s*)\n", prefix);
+}
+
+/* ------------------------------- workload 5: capture-to-flows tools */
+
+/* softflowd -r and nfpcapd -r (Debian's NetFlow probes reading a capture)
+ * against ctrack read --no-table, whole processes, on the same captures. */
+static void wl_flows(const struct ovsb_env *e, uint32_t synth_conns)
+{
+	char sf[PATH_MAX], nf[PATH_MAX], outdir[PATH_MAX + 32], cmd[PATH_MAX * 4];
+	const char *caps[2];
+	char shared[PATH_MAX + 64], synth[PATH_MAX + 64];
+	bool have_sf = find_exe("softflowd", sf, sizeof(sf));
+	bool have_nf = find_exe("nfpcapd", nf, sizeof(nf));
+	struct stat sb;
+
+	if (!have_sf && !have_nf) {
+		fprintf(stderr, "ctrack-bench: flows: neither softflowd nor nfpcapd is "
+			"installed; skipped\n");
+		return;
+	}
+	snprintf(shared, sizeof(shared), "%s/shared-concat.pcap", e->cache);
+	snprintf(synth, sizeof(synth), "%s/synth-%u.pcap", e->cache, synth_conns);
+	if (stat(shared, &sb) && make_shared_concat(e, shared))
+		fprintf(stderr, "ctrack-bench: no shared captures (%s)\n", e->pcaps);
+	if (stat(synth, &sb) && make_synth(synth, synth_conns))
+		return;
+	caps[0] = shared;
+	caps[1] = synth;
+	snprintf(outdir, sizeof(outdir), "%s/nfpcapd-out", e->cache);
+	for (int c = 0; c < 2; c++) {
+		const char *path = caps[c];
+		double ts[OVSB_MAX_REPEAT], tn[OVSB_MAX_REPEAT], tc[OVSB_MAX_REPEAT];
+		char *sv[] = { sf, "-r", (char *)path, "-d", NULL };
+		char *nv[] = { nf, "-r", (char *)path, "-l", outdir, NULL };
+		char *cv[] = { (char *)e->ctrack, "read", "--no-table", (char *)path, NULL };
+		char scmd[PATH_MAX * 3], ncmd[PATH_MAX * 3], ccmd[PATH_MAX * 3], params[256];
+		long pkts = pcap_count(path);
+		unsigned runs = 0;
+
+		if (pkts <= 0)
+			continue;
+		for (int r = 0; r < e->repeat; r++) {
+			double ws = 0, wn = 0, wc = 0;
+			int ss = 0, sn = 0, sc;
+
+			if (have_sf)
+				ss = run_cmd(sv, "/dev/null", e->errlog, NULL, &ws, NULL);
+			sc = run_cmd(cv, "/dev/null", e->errlog, NULL, &wc, NULL);
+			if (have_nf) {
+				snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", outdir, outdir);
+				if (system(cmd))
+					break;
+				sn = run_cmd(nv, "/dev/null", e->errlog, NULL, &wn, NULL);
+			}
+			if (ss || sn || sc) {
+				fprintf(stderr, "ctrack-bench: flows: %s: exit status softflowd %d "
+					"nfpcapd %d ctrack %d\n", path, ss, sn, sc);
+				continue;
+			}
+			ts[runs] = ws;
+			tn[runs] = wn;
+			tc[runs] = wc;
+			runs++;
+		}
+		if (!runs)
+			continue;
+		cmdline(scmd, sizeof(scmd), sv);
+		cmdline(ncmd, sizeof(ncmd), nv);
+		cmdline(ccmd, sizeof(ccmd), cv);
+		snprintf(params, sizeof(params), "\"capture\":\"%s\",\"packets\":%ld",
+			 c ? "synthetic" : "shared-concat", pkts);
+		if (have_sf)
+			report(e, &(struct ovsb_row){ "flows", "capture-to-flows", "mpps", true,
+				pkts / median(ts, runs) / 1e6, pkts / median(tc, runs) / 1e6, 0,
+				runs, scmd, ccmd, params, "softflowd" });
+		if (have_nf)
+			report(e, &(struct ovsb_row){ "flows", "capture-to-flows", "mpps", true,
+				pkts / median(tn, runs) / 1e6, pkts / median(tc, runs) / 1e6, 0,
+				runs, ncmd, ccmd, params, "nfpcapd" });
+	}
+}
+
 /* ------------------------------------------------------------- driver */
 
 static void usage(void)
 {
 	fprintf(stderr,
 		"usage: ctrack-bench ovs [--json] [WORKLOAD...] [OPTIONS]\n"
-		"workloads: bench large pcap (default: all three)\n"
+		"workloads: bench large pcap kernel flows (default: all)\n"
 		"options:\n"
 		"  --repeat N        alternating runs per comparison (median; default 5,\n"
 		"                    3 for large)\n"
 		"  --pkts N          packets per thread for bench (default 4000000)\n"
 		"  --sizes A,B,...   flows for large (default 100000,1000000,3000000)\n"
+		"  --ksizes A,B,...  table sizes for kernel (default 100000,250000; the\n"
+		"                    kernel's nf_conntrack_max, 262144, is left alone)\n"
 		"  --synth N         TCP connections in the synthetic capture (default 100000)\n"
 		"  --quick           one run each, smaller sizes (a smoke test)\n"
 		"environment: CTRACK_OVS_CACHE, CTRACK_OVS_TARBALL, CTRACK_SOURCE_DIR,\n"
@@ -1218,7 +1580,10 @@ static void usage(void)
 int bench_ovs(const struct bench_args *a)
 {
 	struct ovsb_env e = { .json = a->json, .repeat = 0 };
-	bool do_bench = false, do_large = false, do_pcap = false;
+	bool do_bench = false, do_large = false, do_pcap = false, do_kernel = false;
+	bool do_flows = false;
+	uint32_t ksizes[8] = { 100000, 250000 };
+	unsigned nksizes = 2;
 	unsigned long pkts = 4000000;
 	uint32_t sizes[8] = { 100000, 1000000, 3000000 }, synth = 100000;
 	unsigned nsizes = 3;
@@ -1235,8 +1600,12 @@ int bench_ovs(const struct bench_args *a)
 			do_large = true;
 		else if (!strcmp(s, "pcap"))
 			do_pcap = true;
+		else if (!strcmp(s, "kernel"))
+			do_kernel = true;
+		else if (!strcmp(s, "flows"))
+			do_flows = true;
 		else if (!strcmp(s, "all"))
-			do_bench = do_large = do_pcap = true;
+			do_bench = do_large = do_pcap = do_kernel = do_flows = true;
 		else if (!strcmp(s, "--quick"))
 			e.quick = true;
 		else if (!strcmp(s, "--repeat") && next) {
@@ -1248,22 +1617,24 @@ int bench_ovs(const struct bench_args *a)
 		} else if (!strcmp(s, "--synth") && next) {
 			synth = (uint32_t)strtoul(next, NULL, 0);
 			i++;
-		} else if (!strcmp(s, "--sizes") && next) {
+		} else if ((!strcmp(s, "--sizes") || !strcmp(s, "--ksizes")) && next) {
 			char *save = NULL, buf[128];
+			uint32_t *sz = s[2] == 's' ? sizes : ksizes;
+			unsigned *ns = s[2] == 's' ? &nsizes : &nksizes;
 
 			snprintf(buf, sizeof(buf), "%s", next);
-			nsizes = 0;
-			for (char *tok = strtok_r(buf, ",", &save); tok && nsizes < 8;
+			*ns = 0;
+			for (char *tok = strtok_r(buf, ",", &save); tok && *ns < 8;
 			     tok = strtok_r(NULL, ",", &save))
-				sizes[nsizes++] = (uint32_t)strtoul(tok, NULL, 0);
+				sz[(*ns)++] = (uint32_t)strtoul(tok, NULL, 0);
 			i++;
 		} else {
 			usage();
 			return 1;
 		}
 	}
-	if (!do_bench && !do_large && !do_pcap)
-		do_bench = do_large = do_pcap = true;
+	if (!do_bench && !do_large && !do_pcap && !do_kernel && !do_flows)
+		do_bench = do_large = do_pcap = do_kernel = do_flows = true;
 	if (e.quick) {
 		pkts = pkts > 1000000 ? 1000000 : pkts;
 		if (nsizes == 3 && sizes[2] == 3000000) {
@@ -1271,6 +1642,8 @@ int bench_ovs(const struct bench_args *a)
 			nsizes = 1;
 		}
 		synth = synth > 20000 ? 20000 : synth;
+		if (nksizes == 2 && ksizes[1] == 250000)
+			nksizes = 1;
 	}
 	if (e.repeat < 0 || e.repeat > OVSB_MAX_REPEAT || find_paths(&e) || build_peer(&e))
 		return 1;
@@ -1309,6 +1682,20 @@ int bench_ovs(const struct bench_args *a)
 
 		e.repeat = keep ? keep : (e.quick ? 1 : 5);
 		wl_pcap(&e, synth);
+		e.repeat = keep;
+	}
+	if (do_kernel) {
+		int keep = e.repeat;
+
+		e.repeat = keep ? keep : (e.quick ? 1 : 5);
+		wl_kernel(&e, ksizes, nksizes);
+		e.repeat = keep;
+	}
+	if (do_flows) {
+		int keep = e.repeat;
+
+		e.repeat = keep ? keep : (e.quick ? 1 : 5);
+		wl_flows(&e, synth);
 		e.repeat = keep;
 	}
 	return 0;
