@@ -172,11 +172,20 @@ static char *read_all(int fd)
 }
 
 /* Run @fn(@arg, fd) in a forked child; what it writes to fd comes back as
- * key/value lines in @kv.  Returns the child's exit status (0 = fine). */
+ * key/value lines in @kv, and *@cpu (if not NULL) gets the child's user +
+ * system CPU seconds, all its threads.  Returns the child's exit status
+ * (0 = fine). */
 typedef void (*ovsb_child_fn)(void *arg, int fd);
 
-static int run_child(ovsb_child_fn fn, void *arg, struct ovsb_kv *kv)
+static double ru_cpu(const struct rusage *ru)
 {
+	return (double)ru->ru_utime.tv_sec + ru->ru_utime.tv_usec * 1e-6 +
+	       (double)ru->ru_stime.tv_sec + ru->ru_stime.tv_usec * 1e-6;
+}
+
+static int run_child(ovsb_child_fn fn, void *arg, struct ovsb_kv *kv, double *cpu)
+{
+	struct rusage ru;
 	int p[2], st = 0;
 	pid_t pid;
 	char *out;
@@ -196,7 +205,10 @@ static int run_child(ovsb_child_fn fn, void *arg, struct ovsb_kv *kv)
 	close(p[1]);
 	out = read_all(p[0]);
 	close(p[0]);
-	waitpid(pid, &st, 0);
+	if (wait4(pid, &st, 0, &ru) < 0)
+		return -1;
+	if (cpu)
+		*cpu = ru_cpu(&ru);
 	if (out)
 		kv_parse(kv, out);
 	free(out);
@@ -251,8 +263,7 @@ static int run_cmd(char *const argv[], const char *out_path, const char *err_pat
 	if (wall)
 		*wall = mono_s() - t0;
 	if (cpu)
-		*cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
-		       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+		*cpu = ru_cpu(&ru);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
@@ -570,13 +581,25 @@ static int ovs_bench_payload(const struct ovsb_env *e, uint8_t *out, unsigned ca
 	return state == 2 ? (int)n : -1;
 }
 
+/*
+ * The figure is packets per CPU-second and thread: the packets both sides
+ * sent, over the CPU time (user + system, every thread) of the whole
+ * process, divided by the threads.  On an idle machine that is the wall
+ * rate; on this shared, loaded one it does not count the time a side spent
+ * descheduled.  Process set-up (32 frames, the table, the threads) is in
+ * both sides' CPU time and is small next to millions of packets.  The wall
+ * rates (OVS's own printed time; ctrack's between the same barriers) are
+ * kept in the row's parameters.
+ */
 static void wl_bench(const struct ovsb_env *e, unsigned threads, bool change,
 		     unsigned long pkts)
 {
 	struct bw_cfg c = { threads, pkts, 32, change };
 	double om[OVSB_MAX_REPEAT], cm[OVSB_MAX_REPEAT];
+	double ow[OVSB_MAX_REPEAT], cw[OVSB_MAX_REPEAT];
 	unsigned long iters = (pkts + c.batch - 1) / c.batch;
-	char a1[16], a2[32], a3[16], ocmd[PATH_MAX + 128], ccmd[PATH_MAX + 256], params[256];
+	double total = (double)threads * iters * c.batch;
+	char a1[16], a2[32], a3[16], ocmd[PATH_MAX + 128], ccmd[PATH_MAX + 256], params[320];
 	char *argv[] = { (char *)e->ovstest, "test-conntrack", "benchmark", a1, a2, a3,
 			 change ? "1" : NULL, NULL };
 	unsigned runs = 0;
@@ -587,36 +610,41 @@ static void wl_bench(const struct ovsb_env *e, unsigned threads, bool change,
 	cmdline(ocmd, sizeof(ocmd), argv);
 	for (int r = 0; r < e->repeat; r++) {
 		struct ovsb_kv ko = { 0 }, kc = { 0 };
-		double ms = -1;
+		double ms = -1, ocpu = 0, ccpu = 0;
 		const char *s;
 
-		if (run_cmd(argv, NULL, NULL, &ko, NULL, NULL) == 0 &&
+		if (run_cmd(argv, NULL, NULL, &ko, NULL, &ocpu) == 0 &&
 		    (s = kv_str(&ko, "conntrack:")) != NULL)
 			ms = strtod(s, NULL);
-		if (run_child(bw_child, &c, &kc) || kv_num(&kc, "bad") != 0) {
+		if (run_child(bw_child, &c, &kc, &ccpu) || kv_num(&kc, "bad") != 0) {
 			fprintf(stderr, "ctrack-bench: ctrack run failed (bad verdicts: %s)\n",
 				kv_str(&kc, "bad") ? kv_str(&kc, "bad") : "?");
 			continue;
 		}
-		if (ms <= 0) {
+		if (ms <= 0 || ocpu <= 0 || ccpu <= 0) {
 			fprintf(stderr, "ctrack-bench: ovstest run failed: %s\n", ocmd);
 			continue;
 		}
 		if (kv_num(&kc, "conns") != (change ? threads * c.batch : threads))
 			fprintf(stderr, "ctrack-bench: warning: ctrack table holds %s entries\n",
 				kv_str(&kc, "conns"));
-		om[runs] = (double)threads * iters * c.batch / (ms * 1e-3) / 1e6;
-		cm[runs] = kv_num(&kc, "mpps");
+		om[runs] = total / (ocpu / threads) / 1e6;
+		cm[runs] = total / (ccpu / threads) / 1e6;
+		ow[runs] = total / (ms * 1e-3) / 1e6;
+		cw[runs] = kv_num(&kc, "mpps");
 		runs++;
-		fprintf(stderr, "ctrack-bench:   bench T=%u%s run %d: ovs %.2f Mpps, ctrack %.2f Mpps\n",
-			threads, change ? " change" : "", r + 1, om[runs - 1], cm[runs - 1]);
+		fprintf(stderr, "ctrack-bench:   bench T=%u%s run %d: ovs %.2f Mpps, ctrack %.2f "
+			"Mpps per cpu-second (wall: %.2f, %.2f)\n", threads, change ? " change" : "",
+			r + 1, om[runs - 1], cm[runs - 1], ow[runs - 1], cw[runs - 1]);
 	}
 	snprintf(ccmd, sizeof(ccmd),
 		 "%s/bench/ctrack-bench ovs bench: %u thread(s), %lu pkts each, "
 		 "ct_parse_frame + ct_process_burst of %u", e->build, threads, pkts, c.batch);
 	snprintf(params, sizeof(params),
-		 "\"threads\":%u,\"pkts_per_thread\":%lu,\"batch\":%u,\"change_conn\":%d",
-		 threads, pkts, c.batch, change);
+		 "\"threads\":%u,\"pkts_per_thread\":%lu,\"batch\":%u,\"change_conn\":%d,"
+		 "\"timed\":\"process cpu / threads\",\"ovs_wall_mpps\":%.4f,"
+		 "\"ctrack_wall_mpps\":%.4f", threads, pkts, c.batch, change,
+		 median(ow, runs), median(cw, runs));
 	report(e, &(struct ovsb_row){ "bench", change ? "benchmark-change" : "benchmark",
 		"mpps", true, median(om, runs), median(cm, runs), change ? 0 : 3.0, runs,
 		ocmd, ccmd, params, "ovs" });
@@ -805,7 +833,7 @@ static void wl_large(const struct ovsb_env *e, uint32_t n, size_t l)
 	for (int r = 0; r < e->repeat; r++) {
 		struct ovsb_kv ko = { 0 }, kc = { 0 };
 		int so = run_cmd(argv, NULL, NULL, &ko, NULL, NULL);
-		int sc = run_child(lg_child, &c, &kc);
+		int sc = run_child(lg_child, &c, &kc, NULL);
 
 		if (so || sc || !lg_check("OVS", &ko, n) || !lg_check("ctrack", &kc, n))
 			continue;
@@ -974,62 +1002,75 @@ static int make_synth(const char *path, uint32_t conns)
 	return rename(tmp, path);
 }
 
-/* Median wall times of one capture through the three commands. */
+/* Median times of one capture through the three commands: CPU (user +
+ * system of the whole process) and wall. */
 struct pc_times {
-	double ovs1, ovs32, ct;
+	double ovs1, ovs32, ct;            /* cpu */
+	double ovs1_w, ovs32_w, ct_w;      /* wall */
 	unsigned runs;
 };
 
 static int pc_time(const struct ovsb_env *e, const char *path, struct pc_times *out)
 {
 	double o1[OVSB_MAX_REPEAT], o32[OVSB_MAX_REPEAT], ct[OVSB_MAX_REPEAT];
+	double o1w[OVSB_MAX_REPEAT], o32w[OVSB_MAX_REPEAT], ctw[OVSB_MAX_REPEAT];
 	char *ov1[] = { (char *)e->ovstest, "test-conntrack", "pcap", (char *)path, NULL };
 	char *ov32[] = { (char *)e->ovstest, "test-conntrack", "pcap", (char *)path, "32", NULL };
 	char *cv[] = { (char *)e->ctrack, "read", "--no-table", (char *)path, NULL };
 	unsigned runs = 0;
 
 	for (int r = 0; r < e->repeat; r++) {
-		double w1, w32, wc;
-		int s1 = run_cmd(ov1, "/dev/null", e->errlog, NULL, &w1, NULL);
-		int sc = run_cmd(cv, "/dev/null", e->errlog, NULL, &wc, NULL);
-		int s32 = run_cmd(ov32, "/dev/null", e->errlog, NULL, &w32, NULL);
+		double w1, w32, wc, c1, c32, cc;
+		int s1 = run_cmd(ov1, "/dev/null", e->errlog, NULL, &w1, &c1);
+		int sc = run_cmd(cv, "/dev/null", e->errlog, NULL, &wc, &cc);
+		int s32 = run_cmd(ov32, "/dev/null", e->errlog, NULL, &w32, &c32);
 
 		if (s1 || s32 || sc) {
 			fprintf(stderr, "ctrack-bench: %s: exit status ovs %d/%d ctrack %d "
 				"(see %s)\n", path, s1, s32, sc, e->errlog);
 			continue;
 		}
-		o1[runs] = w1;
-		o32[runs] = w32;
-		ct[runs] = wc;
+		o1[runs] = c1;
+		o32[runs] = c32;
+		ct[runs] = cc;
+		o1w[runs] = w1;
+		o32w[runs] = w32;
+		ctw[runs] = wc;
 		runs++;
 	}
 	out->runs = runs;
 	out->ovs1 = median(o1, runs);
 	out->ovs32 = median(o32, runs);
 	out->ct = median(ct, runs);
+	out->ovs1_w = median(o1w, runs);
+	out->ovs32_w = median(o32w, runs);
+	out->ct_w = median(ctw, runs);
 	return runs ? 0 : -1;
 }
 
-/* Report one capture: raw rates (whole process, as a user sees it) and net
- * rates (each tool's time on an empty capture, its start-up and exit,
- * subtracted), each against OVS with batches of 1 (its default) and 32. */
+/* Report one capture: rates per CPU-second of the whole process (start-up
+ * included, as a user meets it) and net of start-up (each tool's CPU time
+ * on an empty capture subtracted), each against OVS with batches of 1 (its
+ * default) and 32.  Wall times go in the parameters. */
 static void pc_report(const struct ovsb_env *e, const char *path, const char *name,
 		      long pkts, const struct pc_times *t, const struct pc_times *empty)
 {
 	char *ov1[] = { (char *)e->ovstest, "test-conntrack", "pcap", (char *)path, NULL };
 	char *ov32[] = { (char *)e->ovstest, "test-conntrack", "pcap", (char *)path, "32", NULL };
 	char *cv[] = { (char *)e->ctrack, "read", "--no-table", (char *)path, NULL };
-	char o1[PATH_MAX * 3], o32[PATH_MAX * 3], cc[PATH_MAX * 3], params[256];
+	char o1[PATH_MAX * 3], o32[PATH_MAX * 3], cc[PATH_MAX * 3], params[512];
 	double mp = pkts / 1e6;
 
 	cmdline(o1, sizeof(o1), ov1);
 	cmdline(o32, sizeof(o32), ov32);
 	cmdline(cc, sizeof(cc), cv);
 	snprintf(params, sizeof(params), "\"capture\":\"%s\",\"packets\":%ld,"
-		 "\"ovs1_s\":%.4f,\"ovs32_s\":%.4f,\"ctrack_s\":%.4f,"
-		 "\"ovs_startup_s\":%.4f,\"ctrack_startup_s\":%.4f",
-		 name, pkts, t->ovs1, t->ovs32, t->ct, empty->ovs1, empty->ct);
+		 "\"timed\":\"process cpu\",\"ovs1_cpu_s\":%.4f,\"ovs32_cpu_s\":%.4f,"
+		 "\"ctrack_cpu_s\":%.4f,\"ovs1_wall_s\":%.4f,\"ovs32_wall_s\":%.4f,"
+		 "\"ctrack_wall_s\":%.4f,\"ovs_startup_cpu_s\":%.4f,"
+		 "\"ctrack_startup_cpu_s\":%.4f",
+		 name, pkts, t->ovs1, t->ovs32, t->ct, t->ovs1_w, t->ovs32_w, t->ct_w,
+		 empty->ovs1, empty->ct);
 	report(e, &(struct ovsb_row){ "pcap", "capture-batch1", "mpps", true,
 		mp / t->ovs1, mp / t->ct, 3.0, t->runs, o1, cc, params, "ovs" });
 	report(e, &(struct ovsb_row){ "pcap", "capture-batch32", "mpps", true,
@@ -1191,8 +1232,8 @@ static void wl_pcap(const struct ovsb_env *e, uint32_t synth_conns)
 	}
 	if (pc_time(e, empty, &te))
 		return;
-	fprintf(stderr, "ctrack-bench:   start-up (empty capture): ovs %.1f ms, ctrack %.1f ms\n",
-		te.ovs1 * 1e3, te.ct * 1e3);
+	fprintf(stderr, "ctrack-bench:   start-up (empty capture): ovs %.1f ms, ctrack %.1f ms "
+		"CPU\n", te.ovs1 * 1e3, te.ct * 1e3);
 	if (!stat(shared, &sb) && !pc_time(e, shared, &t))
 		pc_report(e, shared, "shared-concat", pcap_count(shared), &t, &te);
 	if (!pc_time(e, synth, &t))
@@ -1298,7 +1339,7 @@ static void kd_child(void *arg, int fd)
 	struct ct_thread *thr;
 	struct ct_table *t;
 	struct kd_dump d = { NULL, LG_NOW, 0 };
-	double w0;
+	double w0, c0;
 	long removed;
 
 	if (!slots)
@@ -1319,9 +1360,11 @@ static void kd_child(void *arg, int fd)
 	if (!d.out)
 		_exit(2);
 	w0 = mono_s();
+	c0 = cpu_s();
 	ct_table_dump(thr, -1, kd_dump_line, &d);
 	fflush(d.out);
 	fdprintf(fd, "list_ms %.3f\n", (mono_s() - w0) * 1e3);
+	fdprintf(fd, "list_cpu_ms %.3f\n", (cpu_s() - c0) * 1e3);
 	fclose(d.out);
 	fdprintf(fd, "listed %llu\n", (unsigned long long)d.n);
 	/* the walk alone, to tell it from the text formatting */
@@ -1329,8 +1372,10 @@ static void kd_child(void *arg, int fd)
 	ct_table_dump(thr, -1, kd_dump_count, &d);
 	fdprintf(fd, "walk_ms %.3f\n", (mono_s() - w0) * 1e3);
 	w0 = mono_s();
+	c0 = cpu_s();
 	removed = ct_table_flush(thr, -1, LG_NOW);
 	fdprintf(fd, "flush_ms %.3f\n", (mono_s() - w0) * 1e3);
+	fdprintf(fd, "flush_cpu_ms %.3f\n", (cpu_s() - c0) * 1e3);
 	fdprintf(fd, "flushed %ld\n", removed);
 	ct_thread_detach(thr);
 	ct_table_destroy(t);
@@ -1388,8 +1433,9 @@ static void wl_kernel(const struct ovsb_env *e, const uint32_t *sizes, unsigned 
 		double kn[OVSB_MAX_REPEAT], kl[OVSB_MAX_REPEAT], kf[OVSB_MAX_REPEAT];
 		double cn[OVSB_MAX_REPEAT], cl[OVSB_MAX_REPEAT], cf[OVSB_MAX_REPEAT];
 		double kon[OVSB_MAX_REPEAT], koff[OVSB_MAX_REPEAT], kempty[OVSB_MAX_REPEAT];
-		double cwalk[OVSB_MAX_REPEAT];
-		char pcap[PATH_MAX + 64], params[512], kcmd[PATH_MAX * 3], ccmd[PATH_MAX + 128];
+		double cwalk[OVSB_MAX_REPEAT], klw[OVSB_MAX_REPEAT], kfw[OVSB_MAX_REPEAT];
+		double clw[OVSB_MAX_REPEAT], cfw[OVSB_MAX_REPEAT];
+		char pcap[PATH_MAX + 64], params[512], lparams[768], nparams[640], kcmd[PATH_MAX * 3], ccmd[PATH_MAX + 128];
 		char *lv[] = { ip, "netns", "exec", nsr, ctb, "-L", NULL };
 		char *fv[] = { ip, "netns", "exec", nsr, ctb, "-F", NULL };
 		unsigned runs = 0;
@@ -1402,18 +1448,18 @@ static void wl_kernel(const struct ovsb_env *e, const uint32_t *sizes, unsigned 
 		}
 		for (int r = 0; r < e->repeat; r++) {
 			struct ovsb_kv kc = { 0 };
-			double on, off, lw, fw, ew, count;
+			double on, off, lw, fw, lc, fc, ew, count;
 
 			snprintf(cmd, sizeof(cmd), "sh '%s' flush %s", script, prefix);
 			if (system(cmd))
 				break;
-			if (run_cmd(lv, "/dev/null", e->errlog, NULL, &ew, NULL))
+			if (run_cmd(lv, "/dev/null", e->errlog, NULL, NULL, &ew))
 				break;
 			on = kd_replay(e, nsa, dev, pcap, ip, tr);
 			snprintf(cmd, sizeof(cmd), "sh '%s' count %s", script, prefix);
 			count = sh_num(cmd);
-			if (run_cmd(lv, "/dev/null", e->errlog, NULL, &lw, NULL) ||
-			    run_cmd(fv, "/dev/null", e->errlog, NULL, &fw, NULL))
+			if (run_cmd(lv, "/dev/null", e->errlog, NULL, &lw, &lc) ||
+			    run_cmd(fv, "/dev/null", e->errlog, NULL, &fw, &fc))
 				break;
 			snprintf(cmd, sizeof(cmd), "sh '%s' ct-off %s", script, prefix);
 			if (system(cmd))
@@ -1422,7 +1468,7 @@ static void wl_kernel(const struct ovsb_env *e, const uint32_t *sizes, unsigned 
 			snprintf(cmd, sizeof(cmd), "sh '%s' ct-on %s", script, prefix);
 			if (system(cmd))
 				break;
-			if (run_child(kd_child, &n, &kc) || kv_num(&kc, "conns") != n ||
+			if (run_child(kd_child, &n, &kc, NULL) || kv_num(&kc, "conns") != n ||
 			    kv_num(&kc, "listed") != n || kv_num(&kc, "flushed") != n) {
 				fprintf(stderr, "ctrack-bench: kernel: ctrack run failed\n");
 				continue;
@@ -1435,23 +1481,27 @@ static void wl_kernel(const struct ovsb_env *e, const uint32_t *sizes, unsigned 
 			kon[runs] = on;
 			koff[runs] = off;
 			kn[runs] = (on - off) * 1e9 / n;
-			kl[runs] = lw * 1e3;
-			kf[runs] = fw * 1e3;
+			kl[runs] = lc * 1e3;
+			kf[runs] = fc * 1e3;
+			klw[runs] = lw * 1e3;
+			kfw[runs] = fw * 1e3;
 			kempty[runs] = ew * 1e3;
 			cn[runs] = kv_num(&kc, "new_ns_per_conn");
-			cl[runs] = kv_num(&kc, "list_ms");
-			cf[runs] = kv_num(&kc, "flush_ms");
+			cl[runs] = kv_num(&kc, "list_cpu_ms");
+			cf[runs] = kv_num(&kc, "flush_cpu_ms");
+			clw[runs] = kv_num(&kc, "list_ms");
+			cfw[runs] = kv_num(&kc, "flush_ms");
 			cwalk[runs] = kv_num(&kc, "walk_ms");
 			runs++;
 			fprintf(stderr, "ctrack-bench:   kernel N=%u run %d: new conn %.0f ns "
 				"(replay %.3f s with ct, %.3f s without) / ctrack %.0f ns; "
-				"-L %.1f / %.1f ms; -F %.1f / %.1f ms\n", n, r + 1, kn[runs - 1],
+				"-L %.1f / %.1f ms cpu; -F %.1f / %.1f ms cpu\n", n, r + 1, kn[runs - 1],
 				on, off, cn[runs - 1], kl[runs - 1], cl[runs - 1], kf[runs - 1],
 				cf[runs - 1]);
 		}
 		snprintf(params, sizeof(params), "\"conns\":%u,\"replay_ct_s\":%.4f,"
 			 "\"replay_noct_s\":%.4f,\"kernel_forward_ct_mpps\":%.4f,"
-			 "\"kernel_list_empty_ms\":%.3f,\"ctrack_walk_only_ms\":%.3f", n,
+			 "\"kernel_list_empty_cpu_ms\":%.3f,\"ctrack_walk_only_ms\":%.3f", n,
 			 median(kon, runs), median(koff, runs), n / median(kon, runs) / 1e6,
 			 median(kempty, runs), median(cwalk, runs));
 		snprintf(kcmd, sizeof(kcmd), "ip netns exec %s tcpreplay -K --topspeed -i %s %s "
@@ -1459,18 +1509,24 @@ static void wl_kernel(const struct ovsb_env *e, const uint32_t *sizes, unsigned 
 			 "(time with - time without) / N", nsa, dev, pcap, nsr);
 		snprintf(ccmd, sizeof(ccmd), "%s/bench/ctrack-bench ovs kernel: same frames, "
 			 "ct_parse_frame + ct_process_burst of 32 (wall)", e->build);
+		snprintf(nparams, sizeof(nparams), "%s,\"timed\":\"wall\"", params);
 		report(e, &(struct ovsb_row){ "kernel", "new-conn-cost", "ns_per_conn", false,
-			median(kn, runs), median(cn, runs), 0, runs, kcmd, ccmd, params, "kernel" });
+			median(kn, runs), median(cn, runs), 0, runs, kcmd, ccmd, nparams, "kernel" });
+		snprintf(lparams, sizeof(lparams), "%s,\"timed\":\"cpu (conntrack process incl. "
+			 "its syscalls; ctrack thread)\",\"kernel_list_wall_ms\":%.3f,"
+			 "\"ctrack_list_wall_ms\":%.3f,\"kernel_flush_wall_ms\":%.3f,"
+			 "\"ctrack_flush_wall_ms\":%.3f", params, median(klw, runs),
+			 median(clw, runs), median(kfw, runs), median(cfw, runs));
 		snprintf(kcmd, sizeof(kcmd), "ip netns exec %s conntrack -L > /dev/null", nsr);
 		snprintf(ccmd, sizeof(ccmd), "%s/bench/ctrack-bench ovs kernel: ct_table_dump, "
 			 "one conntrack-style text line per entry into /dev/null", e->build);
 		report(e, &(struct ovsb_row){ "kernel", "list", "ms", false,
-			median(kl, runs), median(cl, runs), 0, runs, kcmd, ccmd, params, "kernel" });
+			median(kl, runs), median(cl, runs), 0, runs, kcmd, ccmd, lparams, "kernel" });
 		snprintf(kcmd, sizeof(kcmd), "ip netns exec %s conntrack -F", nsr);
 		snprintf(ccmd, sizeof(ccmd), "%s/bench/ctrack-bench ovs kernel: ct_table_flush(all)",
 			 e->build);
 		report(e, &(struct ovsb_row){ "kernel", "flush", "ms", false,
-			median(kf, runs), median(cf, runs), 0, runs, kcmd, ccmd, params, "kernel" });
+			median(kf, runs), median(cf, runs), 0, runs, kcmd, ccmd, lparams, "kernel" });
 	}
 	snprintf(cmd, sizeof(cmd), "sh '%s' down %s", script, prefix);
 	if (system(cmd))
@@ -1480,7 +1536,8 @@ static void wl_kernel(const struct ovsb_env *e, const uint32_t *sizes, unsigned 
 /* ------------------------------- workload 5: capture-to-flows tools */
 
 /* softflowd -r and nfpcapd -r (Debian's NetFlow probes reading a capture)
- * against ctrack read --no-table, whole processes, on the same captures. */
+ * against ctrack read --no-table, whole processes (CPU time, user +
+ * system, all threads), on the same captures. */
 static void wl_flows(const struct ovsb_env *e, uint32_t synth_conns)
 {
 	char sf[PATH_MAX], nf[PATH_MAX], outdir[PATH_MAX + 32], cmd[PATH_MAX * 4];
@@ -1521,13 +1578,13 @@ static void wl_flows(const struct ovsb_env *e, uint32_t synth_conns)
 			int ss = 0, sn = 0, sc;
 
 			if (have_sf)
-				ss = run_cmd(sv, "/dev/null", e->errlog, NULL, &ws, NULL);
-			sc = run_cmd(cv, "/dev/null", e->errlog, NULL, &wc, NULL);
+				ss = run_cmd(sv, "/dev/null", e->errlog, NULL, NULL, &ws);
+			sc = run_cmd(cv, "/dev/null", e->errlog, NULL, NULL, &wc);
 			if (have_nf) {
 				snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir -p '%s'", outdir, outdir);
 				if (system(cmd))
 					break;
-				sn = run_cmd(nv, "/dev/null", e->errlog, NULL, &wn, NULL);
+				sn = run_cmd(nv, "/dev/null", e->errlog, NULL, NULL, &wn);
 			}
 			if (ss || sn || sc) {
 				fprintf(stderr, "ctrack-bench: flows: %s: exit status softflowd %d "
@@ -1544,8 +1601,8 @@ static void wl_flows(const struct ovsb_env *e, uint32_t synth_conns)
 		cmdline(scmd, sizeof(scmd), sv);
 		cmdline(ncmd, sizeof(ncmd), nv);
 		cmdline(ccmd, sizeof(ccmd), cv);
-		snprintf(params, sizeof(params), "\"capture\":\"%s\",\"packets\":%ld",
-			 c ? "synthetic" : "shared-concat", pkts);
+		snprintf(params, sizeof(params), "\"capture\":\"%s\",\"packets\":%ld,"
+			 "\"timed\":\"process cpu\"", c ? "synthetic" : "shared-concat", pkts);
 		if (have_sf)
 			report(e, &(struct ovsb_row){ "flows", "capture-to-flows", "mpps", true,
 				pkts / median(ts, runs) / 1e6, pkts / median(tc, runs) / 1e6, 0,
