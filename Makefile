@@ -33,7 +33,7 @@ build: deps
 	@ninja -C $(BUILD) >/dev/null || ninja -C $(BUILD)
 
 run: build
-	$(BUILD)/ctrack read --stats samples/sample.pcap
+	$(BUILD)/tools/ctrack read --stats samples/sample.pcap
 
 test:
 	@scripts/deps.sh test

@@ -76,7 +76,12 @@ void ct_row_lock(struct ct_row *r)
 
 void ct_row_unlock(struct ct_row *r)
 {
-	atomic_fetch_and_explicit(&r->next, ~CT_ROW_LOCK, memory_order_release);
+	/* Only the lock holder writes a locked head's link word (overflow
+	 * links, MOVED), so a plain release store of what it holds clears
+	 * the lock: no locked read-modify-write on the unlock side. */
+	uintptr_t v = atomic_load_explicit(&r->next, memory_order_relaxed);
+
+	atomic_store_explicit(&r->next, v & ~CT_ROW_LOCK, memory_order_release);
 }
 
 struct ct_conn *ct_htab_find(struct ct_htab *h, uint64_t hash,

@@ -223,7 +223,27 @@ static void victim_done(struct victim_ctx *vc, struct ct_conn *c)
 	}
 }
 
-/* Walk strategy: every live object of the namespaces' slabs. */
+/* Is @c in the chain of (locked) row @head? */
+static bool row_holds(struct ct_row *head, const struct ct_conn *c)
+{
+	for (struct ct_row *r = head; r; r = ct_row_next(r))
+		for (int k = 0; k < CT_ROW_SLOTS; k++)
+			if (ct_slot_conn(atomic_load_explicit(&r->slot[k],
+							      memory_order_relaxed)) == c)
+				return true;
+	return false;
+}
+
+/*
+ * Walk strategy: every live object of the namespaces' slabs.  An entry is
+ * claimed (DYING) only once it is found in its locked row: the inserter
+ * sets CONFIRMED before it inserts, so a walk can meet an entry that is
+ * in no row yet.  Claiming that one would make the inserter's own
+ * teardown check (track.c) lose the DYING race and leave the entry in its
+ * row after the namespace's memory is gone.  Left alone, it is removed by
+ * its inserter, which sees the namespace DYING after inserting (the
+ * seq_cst pair with track.c), or found here if the insert came first.
+ */
 static void walk_one(void *obj, void *arg)
 {
 	struct victim_ctx *vc = arg;
@@ -235,8 +255,6 @@ static void walk_one(void *obj, void *arg)
 
 	if (!(st & CT_ST_CONFIRMED) || (st & CT_ST_DYING))
 		return;
-	if (ct_conn_test_and_set(c, CT_ST_DYING))
-		return;
 	h = atomic_load_explicit(&t->htab, memory_order_acquire);
 	for (;;) {
 		r = &h->rows[c->hash & h->mask];
@@ -246,10 +264,11 @@ static void walk_one(void *obj, void *arg)
 		ct_row_unlock(r);
 		h = atomic_load_explicit(&h->future, memory_order_acquire);
 	}
-	if (!ct_htab_remove_locked(r, c)) {
+	if (!row_holds(r, c) || ct_conn_test_and_set(c, CT_ST_DYING)) {
 		ct_row_unlock(r);
 		return;
 	}
+	ct_htab_remove_locked(r, c);
 	ct_row_unlock(r);
 	victim_done(vc, c);
 }

@@ -49,6 +49,9 @@ static enum ct_pkt_kind parse_ethertype(struct ct_packet *pkt, uint16_t type,
 					const uint8_t *p, uint32_t cap,
 					uint32_t wire)
 {
+	/* the common case first, ahead of the switch's compare tree */
+	if (__builtin_expect(type == ETH_P_IP, 1))
+		return ct_parse_ip4_hdr(pkt, p, cap, wire);
 	for (;;) {
 		switch (type) {
 		case ETH_P_IP:
@@ -158,11 +161,17 @@ enum ct_pkt_kind ct_parse_frame(struct ct_packet *pkt, int linktype,
 				const uint8_t *frame, uint32_t caplen,
 				uint32_t wirelen, ct_time_ns ts)
 {
-	memset(pkt, 0, sizeof(*pkt));
+	ct_packet_zero(pkt);
 	pkt->ts = ts;
 	if (wirelen < caplen)
 		wirelen = caplen;
 
+	if (__builtin_expect(linktype == CT_LINK_ETHERNET, 1)) {
+		if (caplen < 14)
+			return ct_parse_fail(pkt, CT_PR_LINK_TRUNCATED);
+		return parse_ethertype(pkt, ct_rd16(frame + 12), frame + 14,
+				       caplen - 14, wirelen - 14);
+	}
 	switch (linktype) {
 	case CT_LINK_ETHERNET:
 		if (caplen < 14)

@@ -69,6 +69,7 @@ static const struct knob knobs[] = {
 	TO("nf_conntrack_gre_timeout_stream", gre_timeout_stream),
 	TO("nf_conntrack_generic_timeout", generic_timeout),
 	TO("nf_conntrack_frag6_timeout", frag_timeout),
+	{ "ctrack_router", F(router), K_BOOL, 0, 1 },
 	{ "nf_conntrack_frag6_high_thresh", F(frag_high_thresh), K_U32, 0, UINT32_MAX },
 };
 
@@ -188,7 +189,10 @@ int ct_settings_set(struct ct_settings *s, const char *name, const char *value,
 	canon_name(name, n, sizeof(n));
 	k = find_knob(n);
 	if (!k) {
-		if (in_list(ignored, n))
+		/* logging backends (nf_log.<family>) and flowtable knobs are real
+		 * netfilter sysctls with nothing to model here */
+		if (in_list(ignored, n) || !strncmp(n, "nf_log.", 7) ||
+		    !strncmp(n, "nf_flowtable_", 13))
 			return CT_SETTINGS_IGNORED;
 		if (in_list(read_only, n)) {
 			if (err_msg)
@@ -257,12 +261,7 @@ int ct_settings_get(const struct ct_settings *s, const char *name, char *buf,
 	return 0;
 }
 
-const char *const *ct_settings_names(void)
+const char *ct_settings_name(unsigned i)
 {
-	static const char *names[sizeof(knobs) / sizeof(knobs[0]) + 1];
-
-	if (!names[0])
-		for (size_t i = 0; i < sizeof(knobs) / sizeof(knobs[0]); i++)
-			names[i] = knobs[i].name;
-	return names;
+	return i < sizeof(knobs) / sizeof(knobs[0]) ? knobs[i].name : NULL;
 }

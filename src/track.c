@@ -19,6 +19,7 @@
  * which time their rows and entries are in cache.
  */
 #include <errno.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <string.h>
 
@@ -120,9 +121,11 @@ static bool kill(struct ct_thread *thr, struct ct_conn *c,
 		ct_conn_fill_info(thr->t, c, ci);
 	if (!ct_conn_unlink_locked(thr, c))
 		return false;
+	/* each removal is counted once: early_drop() counts its evictions
+	 * itself, as the collector does */
 	if (cause == CT_DESTROY_TIMEOUT)
 		thr->ctr.expired++;
-	else
+	else if (cause != CT_DESTROY_EARLY_DROP)
 		thr->ctr.deleted++;
 	return true;
 }
@@ -175,6 +178,46 @@ static bool early_drop(struct ct_thread *thr, uint64_t hash, uint16_t only_zone,
 			}
 	}
 	return false;
+}
+
+/*
+ * Would a Linux router forward @pkt (and so confirm its new entry)?  Not
+ * when the TTL / hop limit runs out, and not for addresses ip_forward() /
+ * ip6_forward() refuse: loopback, unspecified or multicast sources,
+ * multicast and broadcast destinations, IPv6 link-local scope.
+ */
+static bool forwardable(const struct ct_packet *pkt)
+{
+	const struct ct_tuple *t = &pkt->tuple;
+
+	if (pkt->ttl <= 1)
+		return false;
+	if (t->l3 == CT_L3_IPV4) {
+		uint32_t s = ntohl(t->src.ip4), d = ntohl(t->dst.ip4);
+
+		if ((s >> 24) == 127 || (s >> 24) == 0 || (s >> 28) == 0xe ||
+		    s == 0xffffffffu)
+			return false;
+		if ((d >> 24) == 127 || (d >> 24) == 0 || (d >> 28) == 0xe ||
+		    d == 0xffffffffu)
+			return false;
+		return true;
+	}
+	/* IPv6 */
+	{
+		static const uint8_t loop[16] = { [15] = 1 };
+		static const uint8_t unspec[16];
+		const uint8_t *s = t->src.ip6, *d = t->dst.ip6;
+
+		if (s[0] == 0xff || d[0] == 0xff)
+			return false;
+		if ((s[0] == 0xfe && (s[1] & 0xc0) == 0x80) ||
+		    (d[0] == 0xfe && (d[1] & 0xc0) == 0x80))
+			return false;
+		if (!memcmp(s, loop, 16) || !memcmp(d, loop, 16) || !memcmp(s, unspec, 16))
+			return false;
+		return true;
+	}
 }
 
 /* Is there room for one more entry in @ns (evicting if needed)? */
@@ -232,14 +275,13 @@ static uint32_t apply(struct ct_thread *thr, struct ct_conn *c,
 {
 	uint32_t what = out->events;
 
-	if (out->verdict == CT_PV_ACCEPT || out->verdict == CT_PV_DESTROY) {
+	if (out->verdict == CT_PV_ACCEPT) {
+		uint64_t exp = now + out->timeout_ns;
+
 		account(c, pkt, dir, now);
-		if (out->verdict == CT_PV_ACCEPT) {
-			uint64_t exp = now + out->timeout_ns;
-			if (exp < c->expires)
-				*lowered = true;
-			c->expires = exp;
-		}
+		if (exp < c->expires)
+			*lowered = true;
+		c->expires = exp;
 	} else {
 		struct ct_ext_tstamp *ts = ct_conn_tstamp(c);
 		if (ts)
@@ -328,6 +370,10 @@ static void process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 	proto = ct_proto_find(pkt->tuple.l4);
 	/* the kernel checks checksums first: a neighbour solicitation with
 	 * a bad checksum is INVALID, not UNTRACKED */
+	if (set->checksum && pkt->ip_csum_bad) {
+		set_invalid(thr, ns, v, CT_PR_IP_BAD_CSUM);
+		return;
+	}
 	if (set->checksum && !ct_packet_l4_csum_ok(pkt)) {
 		set_invalid_or_error(thr, ns, v, pkt, CT_PR_L4_BAD_CSUM);
 		return;
@@ -402,6 +448,25 @@ lookup:
 				goto create;
 			goto lookup;
 		}
+		case CT_PV_DESTROY: {
+			/* nf_ct_kill_acct(): counted, then killed - before
+			 * nf_conntrack_in() would set SEEN_REPLY, so a refused
+			 * connection is reported [UNREPLIED] */
+			struct ct_conn_info ci;
+			bool done;
+
+			account(c, pkt, dir, now);
+			done = kill(thr, c, CT_DESTROY_PROTOCOL, &ci);
+			ct_conn_unlock(c);
+			v->cls = CT_V_ESTABLISHED;
+			v->dir = (uint8_t)dir;
+			v->l4state = c->l4state;
+			v->flags |= CT_VF_DESTROYED;
+			thr->ctr.found++;
+			if (done)
+				report_destroy(thr, &ci, CT_DESTROY_PROTOCOL, now);
+			return;
+		}
 		default:
 			break;
 		}
@@ -414,15 +479,6 @@ lookup:
 		if (out.verdict == CT_PV_IGNORE) {
 			v->flags |= CT_VF_IGNORED;
 			thr->ctr.ignored++;
-		}
-		if (out.verdict == CT_PV_DESTROY) {
-			struct ct_conn_info ci;
-			bool done = kill(thr, c, CT_DESTROY_PROTOCOL, &ci);
-			ct_conn_unlock(c);
-			v->flags |= CT_VF_DESTROYED;
-			if (done)
-				report_destroy(thr, &ci, CT_DESTROY_PROTOCOL, now);
-			return;
 		}
 		if (what && ct_events_on(t)) {
 			struct ct_conn_info ci;
@@ -488,6 +544,13 @@ create: {
 		v->flags = CT_VF_CREATED | CT_VF_DESTROYED;
 		thr->ctr.insert++;
 		thr->ctr.deleted++;
+		return;
+	}
+	if (set->router && !forwardable(pkt)) {
+		/* the router drops it before confirmation: no entry, no event */
+		ct_slab_unused(mag, c);
+		v->cls = CT_V_NEW;
+		v->flags = CT_VF_UNCONFIRMED;
 		return;
 	}
 	if (!make_room(thr, ns, set, k->hash, now)) {

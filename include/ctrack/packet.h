@@ -137,7 +137,9 @@ enum {
 struct ct_tcp_info {
 	uint32_t seq;
 	uint32_t ack;
-	uint32_t sack_right;  /* highest right edge among SACK blocks, if SACK */
+	uint32_t sack_right;  /* as tcp_sack() computes it: the highest right
+			       * edge "after" the ACK in the first SACK
+			       * option; the ACK number when there is none */
 	uint32_t tsval, tsecr;
 	uint16_t window;      /* raw, unscaled */
 	uint16_t mss;
@@ -189,7 +191,10 @@ struct ct_packet {
 	uint16_t vlan_inner;        /* innermost VLAN id, if n_vlan > 0 */
 	uint32_t ifindex;           /* interface the frame came in on (caller) */
 	uint16_t l3_hdr_len;        /* IPv4 header incl. options / IPv6 incl.
-				     * extension headers up to the L4 header */
+				     * extension headers up to the L4 header;
+				     * for a fragment, up to its data (after
+				     * the IPv6 fragment header), where l4
+				     * then points */
 	/* fragments (kind == CT_PKT_FRAGMENT, or an atomic IPv6 fragment) */
 	uint32_t frag_id;
 	uint16_t frag_offset;       /* in bytes */
@@ -197,6 +202,12 @@ struct ct_packet {
 	bool is_fragment;           /* part of a fragmented datagram */
 	bool truncated;             /* capture cut the frame short (caplen <
 				     * wire length), headers still complete */
+	bool ip_csum_bad;           /* IPv4 header checksum wrong.  The kernel
+				     * drops such packets in ip_rcv(), before
+				     * conntrack; ct_process() calls them
+				     * INVALID (ip_bad_csum) unless checksum
+				     * checking is off, so that captures
+				     * taken with offload stay usable */
 	union {
 		struct ct_tcp_info tcp;
 		struct ct_icmp_info icmp;
@@ -227,8 +238,10 @@ enum ct_pkt_kind ct_parse_ip(struct ct_packet *pkt, const uint8_t *ip,
  * ct_packet_l4_csum_ok - verify the L4 checksum (TCP, UDP, UDP-Lite,
  * ICMP, ICMPv6, SCTP CRC32c; GRE and others: always true).  Returns true
  * when it is right, or when it cannot be checked because the capture cut
- * the payload (pkt->truncated) or, for UDP over IPv4, it is zero (none).
- * Cost: one pass over the L4 bytes.
+ * the payload (pkt->truncated), or when conntrack would not check it: a
+ * UDP checksum of zero (none; udp_error skips it in both families), ICMP
+ * over IPv6, a fragment.  The rules are nf_conntrack's, not the RFCs':
+ * see checksum.c.  Cost: one pass over the L4 bytes.
  */
 bool ct_packet_l4_csum_ok(const struct ct_packet *pkt);
 

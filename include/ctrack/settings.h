@@ -80,6 +80,13 @@ struct ct_settings {
 	uint32_t gre_timeout_stream;   /* nf_conntrack_gre_timeout_stream */
 	/* everything else */
 	uint32_t generic_timeout;      /* nf_conntrack_generic_timeout */
+	/* ctrack's own: the tracker sits on a forwarding router (as the
+	 * kernel oracle's router namespace does).  Packets the router would
+	 * not forward - TTL / hop limit <= 1, link-local, loopback, multicast
+	 * and broadcast destinations, martian sources - are never confirmed,
+	 * so they update an existing entry but never create one.
+	 * Knob name "ctrack_router". */
+	uint8_t router;
 	/* reassembly (net.ipv4.ipfrag_*, nf_conntrack_frag6_*) */
 	uint32_t frag_timeout;         /* seconds */
 	uint32_t frag_high_thresh;     /* bytes */
@@ -122,10 +129,11 @@ int ct_settings_get(const struct ct_settings *s, const char *name, char *buf,
 		    unsigned size);
 
 /*
- * ct_settings_names - the modelled knob names, NULL-terminated, for help
- * texts and completion.
+ * ct_settings_name - the @i-th modelled knob name (without the
+ * "net.netfilter." prefix), or NULL past the last; for help texts and
+ * completion.
  */
-const char *const *ct_settings_names(void);
+const char *ct_settings_name(unsigned i);
 
 #ifdef __cplusplus
 }

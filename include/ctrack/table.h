@@ -114,6 +114,9 @@ enum {
 	CT_VF_IGNORED = 0x04,   /* accepted but did not update the entry (the
 				 * kernel's "ignored" packets) */
 	CT_VF_CLASH = 0x08,     /* another thread created it at the same time */
+	CT_VF_UNCONFIRMED = 0x10, /* NEW, but never entered in the table: a
+				   * router would not forward it
+				   * (settings.router) */
 };
 
 struct ct_verdict {

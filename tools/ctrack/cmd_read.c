@@ -381,6 +381,9 @@ static void usage_read(FILE *out)
 "      --zone-by KIND     none (default), vlan (outermost VLAN id) or\n"
 "                         interface (pcapng interface number): put packets\n"
 "                         in separate conntrack zones, printed as zone=N\n"
+"      --router           the capture was taken on a forwarding router: packets\n"
+"                         it would not forward (TTL 1, link-local, multicast,\n"
+"                         martians) never create an entry (ctrack_router=1)\n"
 "\n"
 "Differences from a fresh kernel namespace: nf_conntrack_acct defaults to 1\n"
 "(counters are shown); set it to 0 to hide them.\n"
@@ -403,6 +406,7 @@ int cmd_read(int argc, char **argv)
 		{ "set", required_argument, NULL, 'S' },
 		{ "sysctl-file", required_argument, NULL, 'F' },
 		{ "zone-by", required_argument, NULL, 'z' },
+		{ "router", no_argument, NULL, 'R' },
 		{ "progress", no_argument, NULL, 'p' },
 		{ "no-progress", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
@@ -483,6 +487,9 @@ int cmd_read(int argc, char **argv)
 				return CT_EXIT_USAGE;
 			}
 			break;
+		case 'R':
+			rs.set.router = 1;
+			break;
 		case 'p':
 			rs.progress = 1;
 			break;
@@ -504,10 +511,11 @@ int cmd_read(int argc, char **argv)
 	}
 
 	rs.fo.acct = rs.set.acct;
+	/* first/last packet times: for JSON and for a stable listing order
+	 * (zones created on the fly get the same settings) */
+	rs.set.timestamp = 1;
 	ct_table_config_default(&cfg);
 	cfg.settings = rs.set;
-	/* first/last packet times: for JSON and for a stable listing order */
-	cfg.settings.timestamp = 1;
 	if ((err = ct_table_create(&cfg, &rs.t)) < 0) {
 		fprintf(stderr, "ctrack: cannot create the table: %s\n", strerror(-err));
 		return CT_EXIT_INTERNAL;

@@ -224,7 +224,7 @@ void fmt_event(FILE *out, const struct fmt_opts *o, const struct ct_event *ev,
 	static const char *const tags[] = { "[NEW]", "[UPDATE]", "[DESTROY]" };
 	static const char *const names[] = { "new", "update", "destroy" };
 	bool destroy = ev->type == CT_EV_DESTROY;
-	long long left = destroy ? 0 :
+	long long left =
 		(long long)((ev->conn.expires > ev->ts ? ev->conn.expires - ev->ts : 0) / 1000000000ull);
 
 	if (o->format == FMT_JSON) {
@@ -232,7 +232,9 @@ void fmt_event(FILE *out, const struct fmt_opts *o, const struct ct_event *ev,
 	} else {
 		struct line_parts p = {
 			.tag = tags[ev->type],
-			.timeout = !destroy,
+			/* ctnetlink puts the timeout in a DESTROY only when
+			 * time is left (an entry killed, not expired) */
+			.timeout = !destroy || left > 0,
 			.timeout_s = left,
 			.state = destroy || (ev->what & CT_EVW_PROTOINFO),
 			.counters = destroy && o->acct,

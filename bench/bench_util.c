@@ -1,0 +1,598 @@
+/*
+ * bench_util.c - clocks, options, statistics, result records and
+ * synthetic packets for the benchmarks (see bench_util.h).
+ *
+ * Packets are built directly as struct ct_packet with no frame behind
+ * them (l3/l4 NULL): the benchmarks that use them measure the tracker and
+ * its table, and they turn checksum checking off, which is the only thing
+ * that would read the bytes.  Lengths are those of a real IPv4 packet
+ * (20-byte IP header, 20- or 32-byte TCP header, 8-byte UDP header) so
+ * that accounting counts what it would count.
+ */
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench_util.h"
+
+/* ---- clocks ---- */
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t bu_mono_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t bu_thread_cpu_ns(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
+uint64_t bu_proc_cpu_ns(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
+}
+
+void bu_sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000ull),
+			       (long)(ns % 1000000000ull) };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* ---- options ---- */
+
+/* The value of --name (as --name=V or --name V), or NULL; *present tells
+ * whether the option appeared at all. */
+static const char *opt_find(const struct bench_args *a, const char *name,
+			    bool *present)
+{
+	size_t len = strlen(name);
+
+	*present = false;
+	for (int i = 0; i < a->argc; i++) {
+		const char *s = a->argv[i];
+
+		if (strncmp(s, "--", 2) || strncmp(s + 2, name, len))
+			continue;
+		if (s[2 + len] == '=') {
+			*present = true;
+			return s + 3 + len;
+		}
+		if (s[2 + len] == '\0') {
+			*present = true;
+			if (i + 1 < a->argc && strncmp(a->argv[i + 1], "--", 2))
+				return a->argv[i + 1];
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+bool bu_flag(const struct bench_args *a, const char *name)
+{
+	bool present;
+
+	opt_find(a, name, &present);
+	return present;
+}
+
+/* "10M", "1k", "1000000" */
+static uint64_t parse_count(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	switch (*end) {
+	case 'k': case 'K': v *= 1e3; break;
+	case 'm': case 'M': v *= 1e6; break;
+	case 'g': case 'G': v *= 1e9; break;
+	default: break;
+	}
+	return (uint64_t)v;
+}
+
+uint64_t bu_opt_u64(const struct bench_args *a, const char *name, uint64_t def)
+{
+	bool present;
+	const char *v = opt_find(a, name, &present);
+
+	return v ? parse_count(v) : def;
+}
+
+const char *bu_opt_str(const struct bench_args *a, const char *name,
+		       const char *def)
+{
+	bool present;
+	const char *v = opt_find(a, name, &present);
+
+	return v ? v : def;
+}
+
+unsigned bu_opt_list(const struct bench_args *a, const char *name,
+		     uint64_t def, uint64_t *out, unsigned max)
+{
+	bool present;
+	const char *v = opt_find(a, name, &present);
+	unsigned n = 0;
+
+	if (!v) {
+		out[0] = def;
+		return 1;
+	}
+	while (*v && n < max) {
+		out[n++] = parse_count(v);
+		v = strchr(v, ',');
+		if (!v)
+			break;
+		v++;
+	}
+	return n;
+}
+
+/* ---- statistics ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+double bu_percentile(double *v, size_t n, double pct)
+{
+	size_t i;
+
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), cmp_double);
+	/* nearest rank */
+	i = (size_t)ceil(pct / 100.0 * (double)n);
+	if (i == 0)
+		i = 1;
+	if (i > n)
+		i = n;
+	return v[i - 1];
+}
+
+/* ---- records ---- */
+
+/* Append @s to one rendering, truncating when full. */
+static void app(char *buf, size_t *len, size_t cap, const char *s)
+{
+	size_t k = strlen(s);
+
+	if (*len + k >= cap)
+		k = cap - 1 - *len;
+	memcpy(buf + *len, s, k);
+	*len += k;
+	buf[*len] = '\0';
+}
+
+static void rec_add(struct bu_rec *r, const char *j, const char *t)
+{
+	app(r->json, &r->jlen, sizeof(r->json), j);
+	app(r->text, &r->tlen, sizeof(r->text), t);
+}
+
+void bu_rec_begin(struct bu_rec *r, const struct bench_args *a,
+		  const char *bench, const char *variant)
+{
+	char j[256], t[256];
+
+	r->a = a;
+	r->jlen = r->tlen = 0;
+	r->json[0] = r->text[0] = '\0';
+	snprintf(j, sizeof(j), "{\"bench\":\"%s\",\"variant\":\"%s\"", bench, variant);
+	snprintf(t, sizeof(t), "%-10s %-28s", bench, variant);
+	rec_add(r, j, t);
+}
+
+void bu_rec_num(struct bu_rec *r, const char *key, double v)
+{
+	char j[128], t[128];
+
+	if (!isfinite(v))
+		v = 0;
+	snprintf(j, sizeof(j), ",\"%s\":%.6g", key, v);
+	snprintf(t, sizeof(t), " %s=%.4g", key, v);
+	rec_add(r, j, t);
+}
+
+void bu_rec_int(struct bu_rec *r, const char *key, uint64_t v)
+{
+	char j[128], t[128];
+
+	snprintf(j, sizeof(j), ",\"%s\":%llu", key, (unsigned long long)v);
+	snprintf(t, sizeof(t), " %s=%llu", key, (unsigned long long)v);
+	rec_add(r, j, t);
+}
+
+void bu_rec_str(struct bu_rec *r, const char *key, const char *v)
+{
+	char j[256], t[256];
+
+	/* values are our own identifiers: no escaping needed */
+	snprintf(j, sizeof(j), ",\"%s\":\"%s\"", key, v);
+	snprintf(t, sizeof(t), " %s=%s", key, v);
+	rec_add(r, j, t);
+}
+
+void bu_rec_bool(struct bu_rec *r, const char *key, bool v)
+{
+	char j[128], t[128];
+
+	snprintf(j, sizeof(j), ",\"%s\":%s", key, v ? "true" : "false");
+	snprintf(t, sizeof(t), " %s=%s", key, v ? "yes" : "no");
+	rec_add(r, j, t);
+}
+
+void bu_rec_end(struct bu_rec *r)
+{
+	if (r->a->json)
+		printf("%s}\n", r->json);
+	else
+		printf("%s\n", r->text);
+	fflush(stdout);
+}
+
+void bu_note(const struct bench_args *a, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (a->json)
+		return;
+	va_start(ap, fmt);
+	printf("# ");
+	vprintf(fmt, ap);
+	printf("\n");
+	va_end(ap);
+	fflush(stdout);
+}
+
+/* ---- tables ---- */
+
+void bu_config(struct ct_table_config *cfg, uint64_t rows, bool acct)
+{
+	ct_table_config_default(cfg);
+	cfg->settings.max = 0;
+	cfg->settings.checksum = 0;
+	cfg->settings.acct = acct;
+	cfg->settings.buckets = (uint32_t)(rows ? rows : 1024);
+}
+
+struct ct_table *bu_table(const struct ct_table_config *cfg)
+{
+	struct ct_table *t;
+	int err = ct_table_create(cfg, &t);
+
+	if (err < 0) {
+		fprintf(stderr, "ctrack-bench: ct_table_create: %s\n", strerror(-err));
+		exit(1);
+	}
+	return t;
+}
+
+/* ---- packets ---- */
+
+void bu_flow_tuple(struct ct_tuple *t, uint32_t flow, uint8_t l4, uint16_t zone)
+{
+	memset(t, 0, sizeof(*t));
+	t->l3 = CT_L3_IPV4;
+	t->l4 = l4;
+	t->zone = zone;
+	t->src.ip4 = htonl(0x0a000000u + (flow >> 12));
+	t->dst.ip4 = htonl(0xac100001u);
+	t->sport = (uint16_t)(1024u + (flow & 4095u));
+	t->dport = 80;
+}
+
+static void pkt_base(struct ct_packet *p, const struct ct_tuple *orig,
+		     enum ct_dir dir, uint32_t l4_hdr, uint32_t payload)
+{
+	memset(p, 0, offsetof(struct ct_packet, u));
+	p->tuple = *orig;
+	if (dir == CT_DIR_REPLY) {
+		p->tuple.src = orig->dst;
+		p->tuple.dst = orig->src;
+		p->tuple.sport = orig->dport;
+		p->tuple.dport = orig->sport;
+	}
+	p->kind = CT_PKT_TRACKABLE;
+	p->l3_hdr_len = 20;
+	p->l4_len = l4_hdr + payload;
+	p->l4_caplen = p->l4_len;
+	p->l3_len = 20 + p->l4_len;
+	p->payload_len = payload;
+	p->ttl = 64;
+}
+
+void bu_udp_pkt(struct ct_packet *p, const struct ct_tuple *orig,
+		enum ct_dir dir, uint32_t payload)
+{
+	pkt_base(p, orig, dir, 8, payload);
+}
+
+void bu_tcp_pkt(struct ct_packet *p, const struct ct_tuple *orig,
+		enum ct_dir dir, uint8_t flags, uint32_t seq, uint32_t ack,
+		uint16_t window, uint32_t payload)
+{
+	struct ct_tcp_info *th = &p->u.tcp;
+	bool syn = flags & CT_TCP_SYN;
+
+	pkt_base(p, orig, dir, syn ? 32 : 20, payload);
+	memset(th, 0, sizeof(*th));
+	th->seq = seq;
+	th->ack = ack;
+	th->window = window;
+	th->flags = flags;
+	th->hdr_len = syn ? 32 : 20;
+	if (syn) {
+		th->opts = CT_TCPOPT_MSS | CT_TCPOPT_WSCALE | CT_TCPOPT_SACK_PERM;
+		th->mss = 1460;
+		th->wscale = 7;
+	}
+}
+
+/* Windows: SYNs carry 65535 (unscaled), later segments 512 << 7 = 64 KiB. */
+void bu_tcp_handshake(struct ct_packet p[3], const struct ct_tuple *orig)
+{
+	bu_tcp_pkt(&p[0], orig, CT_DIR_ORIGINAL, CT_TCP_SYN, BU_ISN_O, 0, 65535, 0);
+	bu_tcp_pkt(&p[1], orig, CT_DIR_REPLY, CT_TCP_SYN | CT_TCP_ACK, BU_ISN_R,
+		   BU_ISN_O + 1, 65535, 0);
+	bu_tcp_pkt(&p[2], orig, CT_DIR_ORIGINAL, CT_TCP_ACK, BU_ISN_O + 1,
+		   BU_ISN_R + 1, 512, 0);
+}
+
+void bu_tcp_established(struct ct_packet *p, const struct ct_tuple *orig,
+			uint32_t k)
+{
+	uint32_t sent = (k / 2) * BU_TCP_MSS;
+
+	if (k % 2 == 0)
+		bu_tcp_pkt(p, orig, CT_DIR_ORIGINAL, CT_TCP_ACK | CT_TCP_PSH,
+			   BU_ISN_O + 1 + sent, BU_ISN_R + 1, 512, BU_TCP_MSS);
+	else
+		bu_tcp_pkt(p, orig, CT_DIR_REPLY, CT_TCP_ACK, BU_ISN_R + 1,
+			   BU_ISN_O + 1 + sent + BU_TCP_MSS, 512, 0);
+}
+
+void bu_tcp_close(struct ct_packet p[3], const struct ct_tuple *orig, uint32_t k)
+{
+	uint32_t end = BU_ISN_O + 1 + (k / 2) * BU_TCP_MSS;
+
+	bu_tcp_pkt(&p[0], orig, CT_DIR_ORIGINAL, CT_TCP_FIN | CT_TCP_ACK, end,
+		   BU_ISN_R + 1, 512, 0);
+	bu_tcp_pkt(&p[1], orig, CT_DIR_REPLY, CT_TCP_FIN | CT_TCP_ACK, BU_ISN_R + 1,
+		   end + 1, 512, 0);
+	bu_tcp_pkt(&p[2], orig, CT_DIR_ORIGINAL, CT_TCP_ACK, end + 1, BU_ISN_R + 2,
+		   512, 0);
+}
+
+uint64_t bu_process_all(struct ct_thread *thr, struct ct_packet *pkts,
+			size_t n, ct_time_ns now, int cls)
+{
+	const struct ct_packet *ptr[CT_BURST_MAX];
+	struct ct_verdict v[CT_BURST_MAX];
+	uint64_t hits = 0;
+
+	for (size_t i = 0; i < n; i += CT_BURST_MAX) {
+		unsigned b = n - i < CT_BURST_MAX ? (unsigned)(n - i) : CT_BURST_MAX;
+
+		for (unsigned j = 0; j < b; j++)
+			ptr[j] = &pkts[i + j];
+		ct_process_burst(thr, ptr, b, now, v);
+		for (unsigned j = 0; j < b; j++)
+			if (cls < 0 || v[j].cls == cls)
+				hits++;
+	}
+	return hits;
+}
+
+uint64_t bu_fill_tcp(struct ct_thread *thr, uint32_t first, uint64_t n,
+		     uint16_t zone, ct_time_ns now)
+{
+	/* 12 flows x 5 packets per burst */
+	struct ct_packet pkts[60];
+	const struct ct_packet *ptr[60];
+	struct ct_verdict v[60];
+	uint64_t ok = 0;
+
+	for (uint64_t f = 0; f < n; f += 12) {
+		unsigned nf = n - f < 12 ? (unsigned)(n - f) : 12, np = 0;
+
+		for (unsigned j = 0; j < nf; j++) {
+			struct ct_tuple t;
+
+			bu_flow_tuple(&t, (uint32_t)(first + f + j), IPPROTO_TCP, zone);
+			bu_tcp_handshake(&pkts[np], &t);
+			bu_tcp_established(&pkts[np + 3], &t, 0);
+			bu_tcp_established(&pkts[np + 4], &t, 1);
+			np += 5;
+		}
+		for (unsigned j = 0; j < np; j++)
+			ptr[j] = &pkts[j];
+		ct_process_burst(thr, ptr, np, now, v);
+		for (unsigned j = 4; j < np; j += 5)
+			if (v[j].cls == CT_V_ESTABLISHED && v[j].l4state == 3)
+				ok++;
+	}
+	return ok;
+}
+
+uint64_t bu_fill_udp(struct ct_thread *thr, uint32_t first, uint64_t n,
+		     uint16_t zone, ct_time_ns now, bool replied)
+{
+	struct ct_packet pkts[CT_BURST_MAX];
+	const struct ct_packet *ptr[CT_BURST_MAX];
+	struct ct_verdict v[CT_BURST_MAX];
+	unsigned per = replied ? 2 : 1, step = CT_BURST_MAX / per;
+	uint64_t ok = 0;
+
+	for (uint64_t f = 0; f < n; f += step) {
+		unsigned nf = n - f < step ? (unsigned)(n - f) : step, np = 0;
+
+		for (unsigned j = 0; j < nf; j++) {
+			struct ct_tuple t;
+
+			bu_flow_tuple(&t, (uint32_t)(first + f + j), IPPROTO_UDP, zone);
+			bu_udp_pkt(&pkts[np++], &t, CT_DIR_ORIGINAL, 64);
+			if (replied)
+				bu_udp_pkt(&pkts[np++], &t, CT_DIR_REPLY, 64);
+		}
+		for (unsigned j = 0; j < np; j++)
+			ptr[j] = &pkts[j];
+		ct_process_burst(thr, ptr, np, now, v);
+		for (unsigned j = 0; j < np; j += per)
+			if (v[j].cls == CT_V_NEW)
+				ok++;
+	}
+	return ok;
+}
+
+/* ---- flow sequences ---- */
+
+/*
+ * Zipf by rejection-inversion (Hörmann and Derflinger, "Rejection-
+ * inversion to generate variates from monotone discrete distributions",
+ * 1996): constant expected time per sample for any number of ranks, no
+ * table.  H is an integral of h(x) = x^-s; helper functions keep it exact
+ * near s = 1.
+ */
+struct zipf {
+	double s, n, h_x1, h_n, slack;
+};
+
+static double helper1(double x)   /* log1p(x) / x */
+{
+	return fabs(x) > 1e-8 ? log1p(x) / x : 1 - x * (0.5 - x * (1.0 / 3 - 0.25 * x));
+}
+
+static double helper2(double x)   /* expm1(x) / x */
+{
+	return fabs(x) > 1e-8 ? expm1(x) / x : 1 + x * 0.5 * (1 + x / 3 * (1 + 0.25 * x));
+}
+
+static double zipf_H(const struct zipf *z, double x)
+{
+	double lx = log(x);
+
+	return helper2((1 - z->s) * lx) * lx;
+}
+
+static double zipf_h(const struct zipf *z, double x)
+{
+	return exp(-z->s * log(x));
+}
+
+static double zipf_Hinv(const struct zipf *z, double x)
+{
+	double t = x * (1 - z->s);
+
+	if (t < -1)
+		t = -1;
+	return exp(helper1(t) * x);
+}
+
+static void zipf_init(struct zipf *z, double s, uint64_t n)
+{
+	z->s = s;
+	z->n = (double)n;
+	z->h_x1 = zipf_H(z, 1.5) - 1;
+	z->h_n = zipf_H(z, z->n + 0.5);
+	z->slack = 2 - zipf_Hinv(z, zipf_H(z, 2.5) - zipf_h(z, 2));
+}
+
+static uint64_t zipf_sample(const struct zipf *z, uint64_t *seed)
+{
+	for (;;) {
+		double u01 = (double)(bu_rand(seed) >> 11) * 0x1.0p-53;
+		double u = z->h_n + u01 * (z->h_x1 - z->h_n);
+		double x = zipf_Hinv(z, u);
+		double k = floor(x + 0.5);
+
+		if (k < 1)
+			k = 1;
+		else if (k > z->n)
+			k = z->n;
+		if (k - x <= z->slack || u >= zipf_H(z, k + 0.5) - zipf_h(z, k))
+			return (uint64_t)k;
+	}
+}
+
+void bu_flow_sequence(uint32_t *out, size_t n, uint64_t flows, double zipf_s,
+		      uint64_t seed)
+{
+	struct zipf z;
+
+	if (zipf_s <= 0) {
+		for (size_t i = 0; i < n; i++)
+			out[i] = (uint32_t)((bu_rand(&seed) >> 32) * flows >> 32);
+		return;
+	}
+	zipf_init(&z, zipf_s, flows);
+	for (size_t i = 0; i < n; i++) {
+		/* scatter ranks: multiplying by a prime above any flow count
+		 * is a bijection modulo the count */
+		uint64_t rank = zipf_sample(&z, &seed) - 1;
+		out[i] = (uint32_t)(rank * 2654435761ull % flows);
+	}
+}
+
+uint64_t bu_rss_bytes(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long size = 0, rss = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lu %lu", &size, &rss) != 2)
+		rss = 0;
+	fclose(f);
+	return (uint64_t)rss * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+void bu_machine(char *buf, size_t size)
+{
+	struct utsname u;
+	char model[128] = "?";
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[256];
+
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "model name", 10)) {
+				char *c = strchr(line, ':');
+				if (c) {
+					snprintf(model, sizeof(model), "%s", c + 2);
+					model[strcspn(model, "\n")] = '\0';
+				}
+				break;
+			}
+		fclose(f);
+	}
+	uname(&u);
+	snprintf(buf, size, "%ld cpus, %s, kernel %s", sysconf(_SC_NPROCESSORS_ONLN),
+		 model, u.release);
+}
