@@ -121,11 +121,11 @@ static bool kill(struct ct_thread *thr, struct ct_conn *c,
 		ct_conn_fill_info(thr->t, c, ci);
 	if (!ct_conn_unlink_locked(thr, c))
 		return false;
-	/* each removal is counted once: early_drop() counts its evictions
-	 * itself, as the collector does */
+	/* every removal is either expired or deleted; early_drop counts
+	 * the evictions among the deleted ones (stats.h) */
 	if (cause == CT_DESTROY_TIMEOUT)
 		thr->ctr.expired++;
-	else if (cause != CT_DESTROY_EARLY_DROP)
+	else
 		thr->ctr.deleted++;
 	return true;
 }
