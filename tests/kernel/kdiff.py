@@ -222,7 +222,7 @@ def main(argv):
                                   "kept when something failed)")
     ap.add_argument("--enforce", action="store_true",
                     help="ctrack mismatches fail the test (not TODO); the totals must reach "
-                         "%.1f%% exact, no extra entries, all event sequences" % THRESHOLD_PCT)
+                         "%.1f%%%% exact, no extra entries, all event sequences" % THRESHOLD_PCT)
     ap.add_argument("--max-diffs", type=int, default=8, help="diffs shown per scenario")
     ap.add_argument("--replay-seconds", type=float, default=20.0,
                     help="replay: longest a capture may take (its gaps are shortened)")
