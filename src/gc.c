@@ -246,13 +246,13 @@ static uint64_t gc_row(struct gc_run *g, struct ct_row *head)
 			ct_event_emit(t, CT_EV_DESTROY, CT_EVW_DESTROY, cause, g->now, ci);
 		}
 		if (early[i]) {
-			thr->ctr.early_drop++;
+			CT_CTR_INC(thr, early_drop);
 			CT_NS_CTR(ns, early_drop, 1);
 		} else {
-			thr->ctr.expired++;
+			CT_CTR_INC(thr, expired);
 			CT_NS_CTR(ns, expired, 1);
 		}
-		thr->count_delta--;
+		ct_thread_count_add(thr, -1);
 		ct_ns_count_add(ns, -1);
 		ct_table_queue_free(thr, c);
 	}

@@ -209,9 +209,9 @@ static void victim_done(struct victim_ctx *vc, struct ct_conn *c)
 	struct ct_thread *thr = vc->thr;
 	struct ct_ns *ns = ct_slab_chunk_of(c)->slab->owner;
 
-	thr->count_delta--;
+	ct_thread_count_add(thr, -1);
 	ct_ns_count_add(ns, -1);
-	thr->ctr.deleted++;
+	CT_CTR_INC(thr, deleted);
 	vc->removed++;
 	if (vc->events) {
 		struct ct_conn_info ci;

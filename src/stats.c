@@ -1,8 +1,10 @@
 /*
  * stats.c - summing the per-thread counters into conntrack -S figures.
  *
- * Threads count into their own struct ct_counters with plain increments;
- * a reader sums them with relaxed loads under the thread-list lock, plus
+ * Threads count into their own struct ct_counters, each counter written
+ * by its owner only, with a relaxed atomic store (CT_CTR_INC: no locked
+ * instruction); a reader sums them with relaxed loads under the
+ * thread-list lock, plus
  * what detached threads left behind.  The sum may trail concurrent work
  * by a few packets, never by more.
  */

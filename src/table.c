@@ -334,7 +334,7 @@ void ct_thread_fold_count(struct ct_thread *thr)
 	if (thr->count_delta) {
 		atomic_fetch_add_explicit(&thr->t->count, thr->count_delta,
 					  memory_order_relaxed);
-		thr->count_delta = 0;
+		__atomic_store_n(&thr->count_delta, 0, __ATOMIC_RELAXED);
 	}
 }
 
@@ -371,7 +371,7 @@ static bool unlink_common(struct ct_thread *thr, struct ct_conn *c)
 	ct_row_unlock(r);
 	if (!found)
 		return false;
-	thr->count_delta--;
+	ct_thread_count_add(thr, -1);
 	if (thr->count_delta <= -64)
 		ct_thread_fold_count(thr);
 	ct_ns_count_add(ns, -1);
@@ -736,9 +736,9 @@ again:
 			ct_event_emit(thr->t, CT_EV_DESTROY, CT_EVW_DESTROY,
 				      CT_DESTROY_FLUSH, now, &ci);
 		}
-		thr->count_delta--;
+		ct_thread_count_add(thr, -1);
 		ct_ns_count_add(ns, -1);
-		thr->ctr.deleted++;
+		CT_CTR_INC(thr, deleted);
 		ct_table_queue_free(thr, c);
 		removed++;
 	}

@@ -41,9 +41,9 @@ static void set_invalid(struct ct_thread *thr, struct ct_ns *ns,
 {
 	v->cls = CT_V_INVALID;
 	v->reason = reason;
-	thr->ctr.invalid++;
+	CT_CTR_INC(thr, invalid);
 	if (reason < CT_PR_MAX)
-		thr->ctr.invalid_by_reason[reason]++;
+		CT_CTR_INC(thr, invalid_by_reason[reason]);
 	if (ns)
 		CT_NS_CTR(ns, invalid, 1);
 }
@@ -74,9 +74,9 @@ static void set_invalid_or_error(struct ct_thread *thr, struct ct_ns *ns,
 	}
 	v->cls = CT_V_INVALID;
 	v->reason = reason;
-	thr->ctr.error++;
+	CT_CTR_INC(thr, error);
 	if (reason < CT_PR_MAX)
-		thr->ctr.invalid_by_reason[reason]++;
+		CT_CTR_INC(thr, invalid_by_reason[reason]);
 	if (ns)
 		CT_NS_CTR(ns, error, 1);
 }
@@ -123,9 +123,9 @@ static bool kill(struct ct_thread *thr, struct ct_conn *c,
 	/* each removal is counted once: early_drop() counts its evictions
 	 * itself, as the collector does */
 	if (cause == CT_DESTROY_TIMEOUT)
-		thr->ctr.expired++;
+		CT_CTR_INC(thr, expired);
 	else if (cause != CT_DESTROY_EARLY_DROP)
-		thr->ctr.deleted++;
+		CT_CTR_INC(thr, deleted);
 	return true;
 }
 
@@ -169,7 +169,7 @@ static bool early_drop(struct ct_thread *thr, uint64_t hash, uint16_t only_zone,
 				ct_conn_unlock(c);
 				if (done) {
 					struct ct_ns *ns = ct_slab_chunk_of(c)->slab->owner;
-					thr->ctr.early_drop++;
+					CT_CTR_INC(thr, early_drop);
 					CT_NS_CTR(ns, early_drop, 1);
 					report_destroy(thr, &ci, CT_DESTROY_EARLY_DROP, now);
 					return true;
@@ -281,7 +281,7 @@ static void related(struct ct_thread *thr, struct ct_ns *ns,
 	v->cls = CT_V_RELATED;
 	v->dir = (uint8_t)err_dir;
 	v->l4state = c->l4state;
-	thr->ctr.related++;
+	CT_CTR_INC(thr, related);
 }
 
 /*
@@ -306,14 +306,14 @@ static void process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 
 	memset(v, 0, sizeof(*v));
 	v->zone = pkt->tuple.zone;
-	thr->ctr.packets++;
+	CT_CTR_INC(thr, packets);
 	if (pkt->kind != CT_PKT_TRACKABLE) {
 		if (pkt->kind == CT_PKT_INVALID) {
 			set_invalid_or_error(thr, ct_ns_get(t, pkt->tuple.zone), v,
 					     pkt, pkt->reason);
 		} else {
 			v->cls = CT_V_UNTRACKED;
-			thr->ctr.untracked++;
+			CT_CTR_INC(thr, untracked);
 		}
 		return;
 	}
@@ -339,7 +339,7 @@ static void process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 		int r = proto->classify(pkt, set, &reason);
 		if (r == CT_V_UNTRACKED) {
 			v->cls = CT_V_UNTRACKED;
-			thr->ctr.untracked++;
+			CT_CTR_INC(thr, untracked);
 			return;
 		}
 		if (r == CT_V_INVALID) {
@@ -363,7 +363,7 @@ lookup:
 		ct_conn_lock(c);
 		if (ct_conn_status(c) & CT_ST_DYING) {
 			ct_conn_unlock(c);
-			thr->ctr.search_restart++;
+			CT_CTR_INC(thr, search_restart);
 			goto create;
 		}
 		if (c->expires <= now) {
@@ -412,10 +412,10 @@ lookup:
 		v->cls = CT_V_ESTABLISHED;
 		v->dir = (uint8_t)dir;
 		v->l4state = c->l4state;
-		thr->ctr.found++;
+		CT_CTR_INC(thr, found);
 		if (out.verdict == CT_PV_IGNORE) {
 			v->flags |= CT_VF_IGNORED;
-			thr->ctr.ignored++;
+			CT_CTR_INC(thr, ignored);
 		}
 		if (out.verdict == CT_PV_DESTROY) {
 			struct ct_conn_info ci;
@@ -453,8 +453,8 @@ create: {
 	if (!c) {
 		v->cls = CT_V_DROP;
 		v->reason = CT_PR_NO_MEMORY;
-		thr->ctr.drop++;
-		thr->ctr.insert_failed++;
+		CT_CTR_INC(thr, drop);
+		CT_CTR_INC(thr, insert_failed);
 		return;
 	}
 	c->tuple = k->key;
@@ -488,16 +488,16 @@ create: {
 		ct_slab_unused(mag, c);
 		v->cls = CT_V_NEW;
 		v->flags = CT_VF_CREATED | CT_VF_DESTROYED;
-		thr->ctr.insert++;
-		thr->ctr.deleted++;
+		CT_CTR_INC(thr, insert);
+		CT_CTR_INC(thr, deleted);
 		return;
 	}
 	if (!make_room(thr, ns, set, k->hash, now)) {
 		ct_slab_unused(mag, c);
 		v->cls = CT_V_DROP;
 		v->reason = CT_PR_TABLE_FULL;
-		thr->ctr.drop++;
-		thr->ctr.insert_failed++;
+		CT_CTR_INC(thr, drop);
+		CT_CTR_INC(thr, insert_failed);
 		CT_NS_CTR(ns, drop, 1);
 		return;
 	}
@@ -528,12 +528,12 @@ create: {
 	case CT_INS_CLASH:
 		/* another thread created it first: use theirs */
 		ct_slab_unused(mag, c);
-		thr->ctr.clash_resolve++;
+		CT_CTR_INC(thr, clash_resolve);
 		v->flags |= CT_VF_CLASH;
 		if (++repeats > 2) {
 			v->cls = CT_V_DROP;
 			v->reason = CT_PR_TABLE_FULL;
-			thr->ctr.drop++;
+			CT_CTR_INC(thr, drop);
 			return;
 		}
 		goto lookup;
@@ -541,22 +541,22 @@ create: {
 		ct_slab_unused(mag, c);
 		v->cls = CT_V_DROP;
 		v->reason = CT_PR_CHAIN_TOO_LONG;
-		thr->ctr.chaintoolong++;
-		thr->ctr.insert_failed++;
-		thr->ctr.drop++;
+		CT_CTR_INC(thr, chaintoolong);
+		CT_CTR_INC(thr, insert_failed);
+		CT_CTR_INC(thr, drop);
 		return;
 	default:
 		ct_slab_unused(mag, c);
 		v->cls = CT_V_DROP;
 		v->reason = CT_PR_NO_MEMORY;
-		thr->ctr.insert_failed++;
-		thr->ctr.drop++;
+		CT_CTR_INC(thr, insert_failed);
+		CT_CTR_INC(thr, drop);
 		return;
 	}
 	ct_due_lower(&h->group_due_inv[(k->hash & h->mask) / CT_GROUP_ROWS], c->expires);
-	thr->count_delta++;
+	ct_thread_count_add(thr, 1);
 	ct_ns_count_add(ns, 1);
-	thr->ctr.insert++;
+	CT_CTR_INC(thr, insert);
 	CT_NS_CTR(ns, insert, 1);
 	v->cls = CT_V_NEW;
 	v->dir = CT_DIR_ORIGINAL;
