@@ -141,6 +141,9 @@ enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *head,
 				       struct ct_conn **clash)
 {
 	uint64_t sig = ct_slot_sig(hash);
+	/* read before c is published (migration: c is live, and its
+	 * writers hold its lock, not the row's) */
+	uint64_t exp = __atomic_load_n(&c->expires, __ATOMIC_RELAXED);
 	_Atomic uint64_t *free_slot = NULL;
 	struct ct_row *r = head, *last = head;
 	unsigned n = 0;
@@ -188,7 +191,7 @@ enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *head,
 		atomic_store_explicit(free_slot, ct_slot_make(c, hash),
 				      memory_order_release);
 	}
-	ct_due_lower(&head->due_inv, c->expires);
+	ct_due_lower(&head->due_inv, exp);
 	return CT_INS_OK;
 }
 

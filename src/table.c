@@ -411,13 +411,15 @@ void ct_conn_due_lowered(struct ct_table *t, struct ct_conn *c)
 {
 	struct ct_htab *h = atomic_load_explicit(&t->htab, memory_order_acquire);
 	struct ct_htab *f = atomic_load_explicit(&h->future, memory_order_acquire);
+	uint64_t exp;
 
 	/* the store of c->expires must be ordered before the loads of the
 	 * bounds (gc.c explains the pairing) */
 	atomic_thread_fence(memory_order_seq_cst);
-	ct_htab_lower_due(h, c->hash & h->mask, c->expires);
+	exp = __atomic_load_n(&c->expires, __ATOMIC_RELAXED);
+	ct_htab_lower_due(h, c->hash & h->mask, exp);
 	if (f)
-		ct_htab_lower_due(f, c->hash & f->mask, c->expires);
+		ct_htab_lower_due(f, c->hash & f->mask, exp);
 }
 
 /* ---- online resize ---- */
@@ -468,7 +470,7 @@ static bool migrate_row(struct ct_table *t, struct ct_htab *h,
 				goto out;
 			}
 			ct_due_lower(&f->group_due_inv[(c->hash & f->mask) / CT_GROUP_ROWS],
-				     c->expires);
+				     __atomic_load_n(&c->expires, __ATOMIC_RELAXED));
 		}
 	}
 	/* every entry is now in f: clear the old chain and mark it moved */

@@ -240,7 +240,8 @@ static uint32_t apply(struct ct_thread *thr, struct ct_conn *c,
 			uint64_t exp = now + out->timeout_ns;
 			if (exp < c->expires)
 				*lowered = true;
-			c->expires = exp;
+			/* atomic: the collector and migration read it unlocked */
+			__atomic_store_n(&c->expires, exp, __ATOMIC_RELAXED);
 		}
 	} else {
 		struct ct_ext_tstamp *ts = ct_conn_tstamp(c);
@@ -386,7 +387,8 @@ lookup:
 			 * invalid packet (nf_tcp_handle_invalid): lower only */
 			lowered = false;
 			if (out.timeout_ns && now + out.timeout_ns < c->expires) {
-				c->expires = now + out.timeout_ns;
+				__atomic_store_n(&c->expires, now + out.timeout_ns,
+						 __ATOMIC_RELAXED);
 				lowered = true;
 			}
 			ct_conn_unlock(c);
@@ -553,7 +555,11 @@ create: {
 		CT_CTR_INC(thr, drop);
 		return;
 	}
-	ct_due_lower(&h->group_due_inv[(k->hash & h->mask) / CT_GROUP_ROWS], c->expires);
+	/* our own expiry, not c->expires: the entry is public now and others
+	 * may be changing it (a longer one needs no lower bound, a shorter
+	 * one is lowered by whoever set it) */
+	ct_due_lower(&h->group_due_inv[(k->hash & h->mask) / CT_GROUP_ROWS],
+		     now + out.timeout_ns);
 	ct_thread_count_add(thr, 1);
 	ct_ns_count_add(ns, 1);
 	CT_CTR_INC(thr, insert);
