@@ -281,7 +281,10 @@ static void related(struct ct_thread *thr, struct ct_ns *ns,
 	}
 	v->cls = CT_V_RELATED;
 	v->dir = (uint8_t)err_dir;
+	/* l4state is written under the entry's lock (conn.h) */
+	ct_conn_lock(c);
 	v->l4state = c->l4state;
+	ct_conn_unlock(c);
 	CT_CTR_INC(thr, related);
 }
 
@@ -450,6 +453,7 @@ create: {
 	struct ct_htab *h;
 	struct ct_row *r;
 	enum ct_htab_ins res;
+	uint8_t new_state;
 
 	c = ct_slab_alloc(&ns->slabs[cls], mag);
 	if (!c) {
@@ -481,6 +485,9 @@ create: {
 			      CT_ST_CONFIRMED | (out.set_assured ? CT_ST_ASSURED : 0),
 			      memory_order_relaxed);
 	what = CT_EVW_NEW | out.events | (out.set_assured ? CT_EVW_ASSURED : 0);
+	/* the verdict reports the state as created: once the entry is in
+	 * its row, other threads may change it under its lock */
+	new_state = c->l4state;
 	if (out.verdict == CT_PV_DESTROY) {
 		/* created and ended by one packet: never inserted */
 		if (ct_events_on(t)) {
@@ -566,7 +573,7 @@ create: {
 	CT_NS_CTR(ns, insert, 1);
 	v->cls = CT_V_NEW;
 	v->dir = CT_DIR_ORIGINAL;
-	v->l4state = c->l4state;
+	v->l4state = new_state;
 	v->flags |= CT_VF_CREATED;
 	if (ct_events_on(t))
 		emit(thr, c, CT_EV_NEW, what, CT_DESTROY_NONE, now);
