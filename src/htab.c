@@ -175,6 +175,10 @@ enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *head,
 	}
 	if (max_chain && n >= max_chain)
 		return CT_INS_CHAIN;
+	/* an entry is CONFIRMED once, and only once, it is in a row: a
+	 * namespace walk trusts an entry's other fields only then (ns.c);
+	 * release: its fields are written before (a no-op on migration) */
+	atomic_fetch_or_explicit(&c->status, CT_ST_CONFIRMED, memory_order_release);
 	if (!free_slot) {
 		struct ct_row *o = ovf_new(h);
 		if (!o)

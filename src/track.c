@@ -481,18 +481,24 @@ create: {
 	if (ext & CT_EXT_TSTAMP)
 		ct_conn_tstamp(c)->first_ns = now;
 	c->expires = now + out.timeout_ns;
-	atomic_store_explicit(&c->status,
-			      CT_ST_CONFIRMED | (out.set_assured ? CT_ST_ASSURED : 0),
+	/* CONFIRMED comes with the insertion (htab.c) */
+	atomic_store_explicit(&c->status, out.set_assured ? CT_ST_ASSURED : 0,
 			      memory_order_relaxed);
 	what = CT_EVW_NEW | out.events | (out.set_assured ? CT_EVW_ASSURED : 0);
 	/* the verdict reports the state as created: once the entry is in
 	 * its row, other threads may change it under its lock */
 	new_state = c->l4state;
 	if (out.verdict == CT_PV_DESTROY) {
-		/* created and ended by one packet: never inserted */
+		/* created and ended by one packet: never inserted, but
+		 * reported as the confirmed entry the kernel would have */
 		if (ct_events_on(t)) {
-			emit(thr, c, CT_EV_NEW, what, CT_DESTROY_NONE, now);
-			emit(thr, c, CT_EV_DESTROY, CT_EVW_DESTROY, CT_DESTROY_PROTOCOL, now);
+			struct ct_conn_info ci;
+
+			ct_conn_fill_info(t, c, &ci);
+			ci.status |= CT_ST_CONFIRMED;
+			ct_event_emit(t, CT_EV_NEW, what, CT_DESTROY_NONE, now, &ci);
+			ct_event_emit(t, CT_EV_DESTROY, CT_EVW_DESTROY,
+				      CT_DESTROY_PROTOCOL, now, &ci);
 		}
 		ct_slab_unused(mag, c);
 		v->cls = CT_V_NEW;
