@@ -332,10 +332,19 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 	memset(res, 0, sizeof(*res));
 	if (pthread_mutex_trylock(&t->gc_lock) != 0)
 		return -EBUSY;
-	/* help a resize first: the collector scans one generation */
-	while (ct_table_resize_step(t, 256))
-		if (budget_ns && mono_ns() - start >= budget_ns)
+	/* help a resize first: the collector scans one generation.  Each
+	 * step runs in a read-side section: ct_table_resize_step() looks at
+	 * the current generation before it takes resize_lock, and a resize
+	 * completing meanwhile retires that generation */
+	for (;;) {
+		bool more;
+
+		t->rcu->read_lock();
+		more = ct_table_resize_step(t, 256);
+		t->rcu->read_unlock();
+		if (!more || (budget_ns && mono_ns() - start >= budget_ns))
 			break;
+	}
 	memset(&g, 0, sizeof(g));
 	g.thr = thr;
 	g.t = t;

@@ -209,7 +209,7 @@ struct ct_conn *ct_table_find(struct ct_thread *thr, uint64_t hash,
 /* Lower the due bounds of @c's row after its expiry got shorter. */
 void ct_conn_due_lowered(struct ct_table *t, struct ct_conn *c);
 /* Help an ongoing resize: migrate up to @rows rows.  Returns true while
- * a resize is still in progress. */
+ * a resize is still in progress.  Call inside a read-side section. */
 bool ct_table_resize_step(struct ct_table *t, uint64_t rows);
 void ct_table_maybe_grow(struct ct_table *t);
 
