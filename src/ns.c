@@ -116,11 +116,19 @@ out:
 	return err;
 }
 
-bool ct_ns_exists(const struct ct_table *t, uint16_t id)
+/* Not attached, so no read-side section: ns_lock keeps @id's namespace
+ * from being unpublished and reclaimed while we look (as ct_ns_get_stats). */
+bool ct_ns_exists(const struct ct_table *ct, uint16_t id)
 {
-	struct ct_ns *ns = ct_ns_get(t, id);
+	struct ct_table *t = (struct ct_table *)ct;
+	struct ct_ns *ns;
+	bool alive;
 
-	return ns && atomic_load(&ns->state) == CT_NS_ALIVE;
+	pthread_mutex_lock(&t->ns_lock);
+	ns = ct_ns_get(t, id);
+	alive = ns && atomic_load(&ns->state) == CT_NS_ALIVE;
+	pthread_mutex_unlock(&t->ns_lock);
+	return alive;
 }
 
 /* An old settings copy waiting for readers to finish with it. */

@@ -106,6 +106,7 @@ int ct_table_create(const struct ct_table_config *cfg, struct ct_table **out)
 	t->htab = ct_htab_new(pow2_at_least(cfg->settings.buckets ? cfg->settings.buckets : 1024));
 	if (!t->htab)
 		goto nomem;
+	atomic_init(&t->n_rows, atomic_load(&t->htab)->n_rows);
 	if (ct_ns_init_zero(t) < 0)
 		goto nomem;
 	ct_gc_init(t);
@@ -509,6 +510,7 @@ bool ct_table_resize_step(struct ct_table *t, uint64_t rows)
 	}
 	if (atomic_load_explicit(&h->mig_next, memory_order_relaxed) >= h->n_rows) {
 		atomic_store_explicit(&t->htab, f, memory_order_release);
+		atomic_store_explicit(&t->n_rows, f->n_rows, memory_order_relaxed);
 		atomic_fetch_add(&t->resizes, 1);
 		pthread_mutex_unlock(&t->resize_lock);
 		/* after unlocking: call_rcu wakes the reclaim thread, and a
@@ -785,8 +787,10 @@ uint64_t ct_table_count(const struct ct_table *t)
 
 uint64_t ct_table_rows(const struct ct_table *t)
 {
-	struct ct_htab *h = atomic_load(&((struct ct_table *)t)->htab);
-	return h->n_rows;
+	/* not t->htab->n_rows: the caller holds no read-side section, and
+	 * a resize may retire and free that generation meanwhile */
+	return atomic_load_explicit(&((struct ct_table *)t)->n_rows,
+				    memory_order_relaxed);
 }
 
 const struct ct_settings *ct_table_settings(const struct ct_table *t)

@@ -91,6 +91,8 @@ struct ct_table {
 	const struct rcu_flavor_struct *rcu;
 	struct ct_hash_key key;
 	_Atomic(struct ct_htab *) htab;     /* current generation */
+	_Atomic uint64_t n_rows;            /* its rows, for readers outside
+					     * any read-side section */
 	pthread_mutex_t resize_lock;        /* held while rows are iterated
 					     * (dump, flush, sweep, gc) or
 					     * migrated */
