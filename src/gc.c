@@ -250,16 +250,16 @@ static uint64_t gc_row(struct gc_run *g, struct ct_row *head)
 			ct_event_emit(t, CT_EV_DESTROY, CT_EVW_DESTROY, cause, g->now, ci);
 		}
 		if (early[i]) {
-			/* an eviction is a removal "otherwise", as when a
-			 * packet's early_drop() evicts (track.c kill()) */
-			thr->ctr.early_drop++;
-			thr->ctr.deleted++;
+			/* an eviction is a removal "otherwise": counted as
+			 * deleted too (stats.h), as when a packet evicts */
+			CT_CTR_INC(thr, early_drop);
+			CT_CTR_INC(thr, deleted);
 			CT_NS_CTR(ns, early_drop, 1);
 		} else {
-			thr->ctr.expired++;
+			CT_CTR_INC(thr, expired);
 			CT_NS_CTR(ns, expired, 1);
 		}
-		thr->count_delta--;
+		ct_thread_count_add(thr, -1);
 		ct_ns_count_add(ns, -1);
 		ct_table_queue_free(thr, c);
 	}
@@ -380,10 +380,19 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 	memset(res, 0, sizeof(*res));
 	if (pthread_mutex_trylock(&t->gc_lock) != 0)
 		return -EBUSY;
-	/* help a resize first: the collector scans one generation */
-	while (ct_table_resize_step(t, 256))
-		if (budget_ns && mono_ns() - start >= budget_ns)
+	/* help a resize first: the collector scans one generation.  Each
+	 * step runs in a read-side section: ct_table_resize_step() looks at
+	 * the current generation before it takes resize_lock, and a resize
+	 * completing meanwhile retires that generation */
+	for (;;) {
+		bool more;
+
+		t->rcu->read_lock();
+		more = ct_table_resize_step(t, 256);
+		t->rcu->read_unlock();
+		if (!more || (budget_ns && mono_ns() - start >= budget_ns))
 			break;
+	}
 	memset(&g, 0, sizeof(g));
 	g.thr = thr;
 	g.t = t;

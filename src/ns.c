@@ -49,7 +49,8 @@ static struct ct_ns *ns_alloc(struct ct_table *t, uint16_t id,
 	atomic_init(&ns->settings, copy);
 	for (int i = 0; i < CT_N_CLASSES; i++) {
 		ct_slab_init(&ns->slabs[i], &t->arena,
-			     (uint32_t)(sizeof(struct ct_conn) + (size_t)i * 8));
+			     (uint32_t)(sizeof(struct ct_conn) + (size_t)i * 8),
+			     (uint32_t)offsetof(struct ct_conn, status));
 		ns->slabs[i].owner = ns;
 		ns->slabs[i].zone = id;
 	}
@@ -123,11 +124,19 @@ out:
 	return err;
 }
 
-bool ct_ns_exists(const struct ct_table *t, uint16_t id)
+/* Not attached, so no read-side section: ns_lock keeps @id's namespace
+ * from being unpublished and reclaimed while we look (as ct_ns_get_stats). */
+bool ct_ns_exists(const struct ct_table *ct, uint16_t id)
 {
-	struct ct_ns *ns = ct_ns_get(t, id);
+	struct ct_table *t = (struct ct_table *)ct;
+	struct ct_ns *ns;
+	bool alive;
 
-	return ns && atomic_load(&ns->state) == CT_NS_ALIVE;
+	pthread_mutex_lock(&t->ns_lock);
+	ns = ct_ns_get(t, id);
+	alive = ns && atomic_load(&ns->state) == CT_NS_ALIVE;
+	pthread_mutex_unlock(&t->ns_lock);
+	return alive;
 }
 
 /* An old settings copy waiting for readers to finish with it. */
@@ -212,9 +221,9 @@ static void victim_done(struct victim_ctx *vc, struct ct_conn *c)
 	struct ct_thread *thr = vc->thr;
 	struct ct_ns *ns = ct_slab_chunk_of(c)->slab->owner;
 
-	thr->count_delta--;
+	ct_thread_count_add(thr, -1);
 	ct_ns_count_add(ns, -1);
-	thr->ctr.deleted++;
+	CT_CTR_INC(thr, deleted);
 	vc->removed++;
 	if (vc->events) {
 		struct ct_conn_info ci;
@@ -238,14 +247,19 @@ static bool row_holds(struct ct_row *head, const struct ct_conn *c)
 }
 
 /*
- * Walk strategy: every live object of the namespaces' slabs.  An entry is
- * claimed (DYING) only once it is found in its locked row: the inserter
- * sets CONFIRMED before it inserts, so a walk can meet an entry that is
- * in no row yet.  Claiming that one would make the inserter's own
- * teardown check (track.c) lose the DYING race and leave the entry in its
- * row after the namespace's memory is gone.  Left alone, it is removed by
- * its inserter, which sees the namespace DYING after inserting (the
- * seq_cst pair with track.c), or found here if the insert came first.
+ * Walk strategy: every live object of the namespaces' slabs.  The walk
+ * reads an object's status (the slab's guard word, slab.h) and nothing
+ * else until status says CONFIRMED: only then was the entry inserted
+ * (htab.c sets it under the row lock, with release order, just before the
+ * entry becomes visible), and only then can it not be recycled under our
+ * feet (a published entry is freed after a grace period, and this walk
+ * runs in a read-side section).  Other objects - free, in a magazine, a
+ * creation that failed - may be rewritten by their owner at any time.
+ *
+ * An entry is claimed (DYING) only once it is found in its locked row,
+ * so that a claim always ends with the entry leaving its row.  An entry
+ * not confirmed yet is left to its inserter, which sees the namespace
+ * DYING after inserting (the seq_cst pair with track.c).
  */
 static void walk_one(void *obj, void *arg)
 {
@@ -281,13 +295,12 @@ static void walk_ns(struct victim_ctx *vc, struct ct_ns *ns)
 	for (int i = 0; i < CT_N_CLASSES; i++) {
 		struct ct_slab *s = &ns->slabs[i];
 
-		if (!s->chunks)
-			continue;
 		/* the slab lock freezes the chunk list; objects carved after
 		 * this are caught by their inserter (it sees DYING) */
 		while (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire))
 			caa_cpu_relax();
-		ct_slab_foreach(s, walk_one, vc);
+		if (s->chunks)
+			ct_slab_foreach(s, walk_one, vc);
 		atomic_store_explicit(&s->lock, 0, memory_order_release);
 	}
 }
@@ -304,10 +317,12 @@ static void sweep_rows(struct victim_ctx *vc, struct ct_htab *h,
 
 		if (i + 8 < h->n_rows)
 			__builtin_prefetch(&h->rows[i + 8]);
-		/* look without the lock first: most rows have no victim */
+		/* look without the lock first: most rows have no victim
+		 * (acquire: the chunk header of what a slot points to was
+		 * written before the slot) */
 		for (struct ct_row *r = head; r && !any; r = ct_row_next(r))
 			for (int k = 0; k < CT_ROW_SLOTS; k++) {
-				uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_relaxed);
+				uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_acquire);
 				uint32_t z;
 
 				if (!s)

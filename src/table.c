@@ -106,6 +106,7 @@ int ct_table_create(const struct ct_table_config *cfg, struct ct_table **out)
 	t->htab = ct_htab_new(pow2_at_least(cfg->settings.buckets ? cfg->settings.buckets : 1024));
 	if (!t->htab)
 		goto nomem;
+	atomic_init(&t->n_rows, atomic_load(&t->htab)->n_rows);
 	if (ct_ns_init_zero(t) < 0)
 		goto nomem;
 	ct_gc_init(t);
@@ -332,7 +333,7 @@ void ct_table_queue_free(struct ct_thread *thr, struct ct_conn *c)
 	if (!b) {
 		b = malloc(sizeof(*b));
 		if (!b) {
-			c->expires = (uint64_t)(uintptr_t)thr->orphans;
+			__atomic_store_n(&c->expires, (uint64_t)(uintptr_t)thr->orphans, __ATOMIC_RELAXED);
 			thr->orphans = c;
 			return;
 		}
@@ -350,7 +351,7 @@ void ct_thread_fold_count(struct ct_thread *thr)
 	if (thr->count_delta) {
 		atomic_fetch_add_explicit(&thr->t->count, thr->count_delta,
 					  memory_order_relaxed);
-		thr->count_delta = 0;
+		__atomic_store_n(&thr->count_delta, 0, __ATOMIC_RELAXED);
 	}
 }
 
@@ -387,7 +388,7 @@ static bool unlink_common(struct ct_thread *thr, struct ct_conn *c)
 	ct_row_unlock(r);
 	if (!found)
 		return false;
-	thr->count_delta--;
+	ct_thread_count_add(thr, -1);
 	if (thr->count_delta <= -64)
 		ct_thread_fold_count(thr);
 	ct_ns_count_add(ns, -1);
@@ -427,13 +428,15 @@ void ct_conn_due_lowered(struct ct_table *t, struct ct_conn *c)
 {
 	struct ct_htab *h = atomic_load_explicit(&t->htab, memory_order_acquire);
 	struct ct_htab *f = atomic_load_explicit(&h->future, memory_order_acquire);
+	uint64_t exp;
 
 	/* the store of c->expires must be ordered before the loads of the
 	 * bounds (gc.c explains the pairing) */
 	atomic_thread_fence(memory_order_seq_cst);
-	ct_htab_lower_due(h, c->hash & h->mask, c->expires);
+	exp = __atomic_load_n(&c->expires, __ATOMIC_RELAXED);
+	ct_htab_lower_due(h, c->hash & h->mask, exp);
 	if (f)
-		ct_htab_lower_due(f, c->hash & f->mask, c->expires);
+		ct_htab_lower_due(f, c->hash & f->mask, exp);
 }
 
 /* ---- online resize ---- */
@@ -484,7 +487,7 @@ static bool migrate_row(struct ct_table *t, struct ct_htab *h,
 				goto out;
 			}
 			ct_due_lower(&f->group_due_inv[(c->hash & f->mask) / CT_GROUP_ROWS],
-				     c->expires);
+				     __atomic_load_n(&c->expires, __ATOMIC_RELAXED));
 		}
 	}
 	/* every entry is now in f: clear the old chain and mark it moved */
@@ -523,6 +526,7 @@ bool ct_table_resize_step(struct ct_table *t, uint64_t rows)
 	}
 	if (atomic_load_explicit(&h->mig_next, memory_order_relaxed) >= h->n_rows) {
 		atomic_store_explicit(&t->htab, f, memory_order_release);
+		atomic_store_explicit(&t->n_rows, f->n_rows, memory_order_relaxed);
 		atomic_fetch_add(&t->resizes, 1);
 		pthread_mutex_unlock(&t->resize_lock);
 		/* after unlocking: call_rcu wakes the reclaim thread, and a
@@ -752,9 +756,9 @@ again:
 			ct_event_emit(thr->t, CT_EV_DESTROY, CT_EVW_DESTROY,
 				      CT_DESTROY_FLUSH, now, &ci);
 		}
-		thr->count_delta--;
+		ct_thread_count_add(thr, -1);
 		ct_ns_count_add(ns, -1);
-		thr->ctr.deleted++;
+		CT_CTR_INC(thr, deleted);
 		ct_table_queue_free(thr, c);
 		removed++;
 	}
@@ -799,8 +803,10 @@ uint64_t ct_table_count(const struct ct_table *t)
 
 uint64_t ct_table_rows(const struct ct_table *t)
 {
-	struct ct_htab *h = atomic_load(&((struct ct_table *)t)->htab);
-	return h->n_rows;
+	/* not t->htab->n_rows: the caller holds no read-side section, and
+	 * a resize may retire and free that generation meanwhile */
+	return atomic_load_explicit(&((struct ct_table *)t)->n_rows,
+				    memory_order_relaxed);
 }
 
 const struct ct_settings *ct_table_settings(const struct ct_table *t)

@@ -42,9 +42,9 @@ static void set_invalid(struct ct_thread *thr, struct ct_ns *ns,
 {
 	v->cls = CT_V_INVALID;
 	v->reason = reason;
-	thr->ctr.invalid++;
+	CT_CTR_INC(thr, invalid);
 	if (reason < CT_PR_MAX)
-		thr->ctr.invalid_by_reason[reason]++;
+		CT_CTR_INC(thr, invalid_by_reason[reason]);
 	if (ns)
 		CT_NS_CTR(ns, invalid, 1);
 }
@@ -75,9 +75,9 @@ static void set_invalid_or_error(struct ct_thread *thr, struct ct_ns *ns,
 	}
 	v->cls = CT_V_INVALID;
 	v->reason = reason;
-	thr->ctr.error++;
+	CT_CTR_INC(thr, error);
 	if (reason < CT_PR_MAX)
-		thr->ctr.invalid_by_reason[reason]++;
+		CT_CTR_INC(thr, invalid_by_reason[reason]);
 	if (ns)
 		CT_NS_CTR(ns, error, 1);
 }
@@ -124,9 +124,9 @@ static bool kill(struct ct_thread *thr, struct ct_conn *c,
 	/* every removal is either expired or deleted; early_drop counts
 	 * the evictions among the deleted ones (stats.h) */
 	if (cause == CT_DESTROY_TIMEOUT)
-		thr->ctr.expired++;
+		CT_CTR_INC(thr, expired);
 	else
-		thr->ctr.deleted++;
+		CT_CTR_INC(thr, deleted);
 	return true;
 }
 
@@ -170,7 +170,7 @@ static bool early_drop(struct ct_thread *thr, uint64_t hash, uint16_t only_zone,
 				ct_conn_unlock(c);
 				if (done) {
 					struct ct_ns *ns = ct_slab_chunk_of(c)->slab->owner;
-					thr->ctr.early_drop++;
+					CT_CTR_INC(thr, early_drop);
 					CT_NS_CTR(ns, early_drop, 1);
 					report_destroy(thr, &ci, CT_DESTROY_EARLY_DROP, now);
 					return true;
@@ -296,7 +296,8 @@ static uint32_t apply(struct ct_thread *thr, struct ct_conn *c,
 		account(c, pkt, dir, now);
 		if (exp < c->expires)
 			*lowered = true;
-		c->expires = exp;
+		/* atomic: the collector and migration read it unlocked */
+		__atomic_store_n(&c->expires, exp, __ATOMIC_RELAXED);
 	} else {
 		struct ct_ext_tstamp *ts = ct_conn_tstamp(c);
 		if (ts)
@@ -335,8 +336,11 @@ static void related(struct ct_thread *thr, struct ct_ns *ns,
 	}
 	v->cls = CT_V_RELATED;
 	v->dir = (uint8_t)err_dir;
+	/* l4state is written under the entry's lock (conn.h) */
+	ct_conn_lock(c);
 	v->l4state = c->l4state;
-	thr->ctr.related++;
+	ct_conn_unlock(c);
+	CT_CTR_INC(thr, related);
 }
 
 /*
@@ -361,14 +365,14 @@ static void process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 
 	memset(v, 0, sizeof(*v));
 	v->zone = pkt->tuple.zone;
-	thr->ctr.packets++;
+	CT_CTR_INC(thr, packets);
 	if (pkt->kind != CT_PKT_TRACKABLE) {
 		if (pkt->kind == CT_PKT_INVALID) {
 			set_invalid_or_error(thr, ct_ns_get(t, pkt->tuple.zone), v,
 					     pkt, pkt->reason);
 		} else {
 			v->cls = CT_V_UNTRACKED;
-			thr->ctr.untracked++;
+			CT_CTR_INC(thr, untracked);
 		}
 		return;
 	}
@@ -398,7 +402,7 @@ static void process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 		int r = proto->classify(pkt, set, &reason);
 		if (r == CT_V_UNTRACKED) {
 			v->cls = CT_V_UNTRACKED;
-			thr->ctr.untracked++;
+			CT_CTR_INC(thr, untracked);
 			return;
 		}
 		if (r == CT_V_INVALID) {
@@ -422,7 +426,7 @@ lookup:
 		ct_conn_lock(c);
 		if (ct_conn_status(c) & CT_ST_DYING) {
 			ct_conn_unlock(c);
-			thr->ctr.search_restart++;
+			CT_CTR_INC(thr, search_restart);
 			goto create;
 		}
 		if (c->expires <= now) {
@@ -445,7 +449,8 @@ lookup:
 			 * invalid packet (nf_tcp_handle_invalid): lower only */
 			lowered = false;
 			if (out.timeout_ns && now + out.timeout_ns < c->expires) {
-				c->expires = now + out.timeout_ns;
+				__atomic_store_n(&c->expires, now + out.timeout_ns,
+						 __ATOMIC_RELAXED);
 				lowered = true;
 			}
 			ct_conn_unlock(c);
@@ -477,7 +482,7 @@ lookup:
 			v->dir = (uint8_t)dir;
 			v->l4state = c->l4state;
 			v->flags |= CT_VF_DESTROYED;
-			thr->ctr.found++;
+			CT_CTR_INC(thr, found);
 			if (done)
 				report_destroy(thr, &ci, CT_DESTROY_PROTOCOL, now);
 			return;
@@ -490,10 +495,10 @@ lookup:
 		v->cls = CT_V_ESTABLISHED;
 		v->dir = (uint8_t)dir;
 		v->l4state = c->l4state;
-		thr->ctr.found++;
+		CT_CTR_INC(thr, found);
 		if (out.verdict == CT_PV_IGNORE) {
 			v->flags |= CT_VF_IGNORED;
-			thr->ctr.ignored++;
+			CT_CTR_INC(thr, ignored);
 		}
 		if (what && ct_events_on(t)) {
 			struct ct_conn_info ci;
@@ -517,13 +522,14 @@ create: {
 	struct ct_htab *h;
 	struct ct_row *r;
 	enum ct_htab_ins res;
+	uint8_t new_state;
 
 	c = ct_slab_alloc(&ns->slabs[cls], mag);
 	if (!c) {
 		v->cls = CT_V_DROP;
 		v->reason = CT_PR_NO_MEMORY;
-		thr->ctr.drop++;
-		thr->ctr.insert_failed++;
+		CT_CTR_INC(thr, drop);
+		CT_CTR_INC(thr, insert_failed);
 		return;
 	}
 	c->tuple = k->key;
@@ -544,21 +550,30 @@ create: {
 	if (ext & CT_EXT_TSTAMP)
 		ct_conn_tstamp(c)->first_ns = now;
 	c->expires = now + out.timeout_ns;
-	atomic_store_explicit(&c->status,
-			      CT_ST_CONFIRMED | (out.set_assured ? CT_ST_ASSURED : 0),
+	/* CONFIRMED comes with the insertion (htab.c) */
+	atomic_store_explicit(&c->status, out.set_assured ? CT_ST_ASSURED : 0,
 			      memory_order_relaxed);
 	what = CT_EVW_NEW | out.events | (out.set_assured ? CT_EVW_ASSURED : 0);
+	/* the verdict reports the state as created: once the entry is in
+	 * its row, other threads may change it under its lock */
+	new_state = c->l4state;
 	if (out.verdict == CT_PV_DESTROY) {
-		/* created and ended by one packet: never inserted */
+		/* created and ended by one packet: never inserted, but
+		 * reported as the confirmed entry the kernel would have */
 		if (ct_events_on(t)) {
-			emit(thr, c, CT_EV_NEW, what, CT_DESTROY_NONE, now);
-			emit(thr, c, CT_EV_DESTROY, CT_EVW_DESTROY, CT_DESTROY_PROTOCOL, now);
+			struct ct_conn_info ci;
+
+			ct_conn_fill_info(t, c, &ci);
+			ci.status |= CT_ST_CONFIRMED;
+			ct_event_emit(t, CT_EV_NEW, what, CT_DESTROY_NONE, now, &ci);
+			ct_event_emit(t, CT_EV_DESTROY, CT_EVW_DESTROY,
+				      CT_DESTROY_PROTOCOL, now, &ci);
 		}
 		ct_slab_unused(mag, c);
 		v->cls = CT_V_NEW;
 		v->flags = CT_VF_CREATED | CT_VF_DESTROYED;
-		thr->ctr.insert++;
-		thr->ctr.deleted++;
+		CT_CTR_INC(thr, insert);
+		CT_CTR_INC(thr, deleted);
 		return;
 	}
 	if (set->router && !router_confirms(pkt)) {
@@ -572,8 +587,8 @@ create: {
 		ct_slab_unused(mag, c);
 		v->cls = CT_V_DROP;
 		v->reason = CT_PR_TABLE_FULL;
-		thr->ctr.drop++;
-		thr->ctr.insert_failed++;
+		CT_CTR_INC(thr, drop);
+		CT_CTR_INC(thr, insert_failed);
 		CT_NS_CTR(ns, drop, 1);
 		return;
 	}
@@ -604,12 +619,12 @@ create: {
 	case CT_INS_CLASH:
 		/* another thread created it first: use theirs */
 		ct_slab_unused(mag, c);
-		thr->ctr.clash_resolve++;
+		CT_CTR_INC(thr, clash_resolve);
 		v->flags |= CT_VF_CLASH;
 		if (++repeats > 2) {
 			v->cls = CT_V_DROP;
 			v->reason = CT_PR_TABLE_FULL;
-			thr->ctr.drop++;
+			CT_CTR_INC(thr, drop);
 			return;
 		}
 		goto lookup;
@@ -617,26 +632,30 @@ create: {
 		ct_slab_unused(mag, c);
 		v->cls = CT_V_DROP;
 		v->reason = CT_PR_CHAIN_TOO_LONG;
-		thr->ctr.chaintoolong++;
-		thr->ctr.insert_failed++;
-		thr->ctr.drop++;
+		CT_CTR_INC(thr, chaintoolong);
+		CT_CTR_INC(thr, insert_failed);
+		CT_CTR_INC(thr, drop);
 		return;
 	default:
 		ct_slab_unused(mag, c);
 		v->cls = CT_V_DROP;
 		v->reason = CT_PR_NO_MEMORY;
-		thr->ctr.insert_failed++;
-		thr->ctr.drop++;
+		CT_CTR_INC(thr, insert_failed);
+		CT_CTR_INC(thr, drop);
 		return;
 	}
-	ct_due_lower(&h->group_due_inv[(k->hash & h->mask) / CT_GROUP_ROWS], c->expires);
-	thr->count_delta++;
+	/* our own expiry, not c->expires: the entry is public now and others
+	 * may be changing it (a longer one needs no lower bound, a shorter
+	 * one is lowered by whoever set it) */
+	ct_due_lower(&h->group_due_inv[(k->hash & h->mask) / CT_GROUP_ROWS],
+		     now + out.timeout_ns);
+	ct_thread_count_add(thr, 1);
 	ct_ns_count_add(ns, 1);
-	thr->ctr.insert++;
+	CT_CTR_INC(thr, insert);
 	CT_NS_CTR(ns, insert, 1);
 	v->cls = CT_V_NEW;
 	v->dir = CT_DIR_ORIGINAL;
-	v->l4state = c->l4state;
+	v->l4state = new_state;
 	v->flags |= CT_VF_CREATED;
 	if (ct_events_on(t))
 		emit(thr, c, CT_EV_NEW, what, CT_DESTROY_NONE, now);
