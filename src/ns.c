@@ -213,6 +213,9 @@ struct victim_ctx {
 	ct_time_ns now;
 	long removed;
 	bool events;
+	struct ct_ns *walking;   /* walk: the namespace being walked, whose
+				  * count is lowered once at its end */
+	int64_t walked;          /* its victims so far */
 };
 
 /* Unlink one victim whose row lock the caller holds or not (@row NULL). */
@@ -222,7 +225,10 @@ static void victim_done(struct victim_ctx *vc, struct ct_conn *c)
 	struct ct_ns *ns = ct_slab_chunk_of(c)->slab->owner;
 
 	ct_thread_count_add(thr, -1);
-	ct_ns_count_add(ns, -1);
+	if (ns == vc->walking)
+		vc->walked++;        /* one atomic per namespace, not per entry */
+	else
+		ct_ns_count_add(ns, -1);
 	CT_CTR_INC(thr, deleted);
 	vc->removed++;
 	if (vc->events) {
@@ -290,8 +296,39 @@ static void walk_one(void *obj, void *arg)
 	victim_done(vc, c);
 }
 
+/* Objects ahead of the current one whose rows the walk prefetches. */
+#define WALK_AHEAD 8
+
+/*
+ * The objects sit one after the other in their chunks, but each one's row
+ * is anywhere in the table: locking it is a cache miss per entry, and the
+ * lock (a full barrier) keeps the next entry's miss from overlapping.  So
+ * the walk reads the hash of the entry WALK_AHEAD objects further on (the
+ * same acquire-then-read order as walk_one) and prefetches its row.
+ */
+static void walk_chunk(struct victim_ctx *vc, struct ct_slab_chunk *ch)
+{
+	struct ct_htab *h = atomic_load_explicit(&vc->thr->t->htab,
+						 memory_order_acquire);
+	uint8_t *base = (uint8_t *)ch + ch->first_off;
+	uint32_t used = ch->used, size = ch->obj_size;
+
+	for (uint32_t i = 0; i < used; i++) {
+		if (i + WALK_AHEAD < used) {
+			struct ct_conn *n = (struct ct_conn *)(base + (size_t)(i + WALK_AHEAD) * size);
+
+			if ((ct_conn_status(n) & (CT_ST_CONFIRMED | CT_ST_DYING)) ==
+			    CT_ST_CONFIRMED)
+				__builtin_prefetch(&h->rows[n->hash & h->mask], 1);
+		}
+		walk_one(base + (size_t)i * size, vc);
+	}
+}
+
 static void walk_ns(struct victim_ctx *vc, struct ct_ns *ns)
 {
+	vc->walking = ns;
+	vc->walked = 0;
 	for (int i = 0; i < CT_N_CLASSES; i++) {
 		struct ct_slab *s = &ns->slabs[i];
 
@@ -299,9 +336,40 @@ static void walk_ns(struct victim_ctx *vc, struct ct_ns *ns)
 		 * this are caught by their inserter (it sees DYING) */
 		while (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire))
 			caa_cpu_relax();
-		if (s->chunks)
-			ct_slab_foreach(s, walk_one, vc);
+		for (struct ct_slab_chunk *ch = s->chunks; ch; ch = ch->next)
+			walk_chunk(vc, ch);
 		atomic_store_explicit(&s->lock, 0, memory_order_release);
+	}
+	if (vc->walked)
+		ct_ns_count_add(ns, -vc->walked);
+	vc->walking = NULL;
+	vc->walked = 0;
+}
+
+/* Rows ahead of the current one whose victims the sweep prefetches. */
+#define SWEEP_AHEAD 8
+
+static bool zone_dying(const uint64_t *dying, const struct ct_conn *c)
+{
+	uint32_t z = ct_slab_chunk_of(c)->zone;
+
+	return dying[z >> 6] & (1ull << (z & 63));
+}
+
+/*
+ * Claiming a victim (DYING, a locked read-modify-write on the entry) is a
+ * cache miss per victim, the entries being anywhere in memory, and under
+ * the row lock nothing overlaps it.  So the sweep looks at the row
+ * SWEEP_AHEAD rows on (the rows are read in order, so that one is already
+ * on its way) and asks for its victims' status words in exclusive state.
+ */
+static void sweep_prefetch(struct ct_row *r, const uint64_t *dying)
+{
+	for (int k = 0; k < CT_ROW_SLOTS; k++) {
+		uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_relaxed);
+
+		if (s && zone_dying(dying, ct_slot_conn(s)))
+			__builtin_prefetch(&ct_slot_conn(s)->status, 1);
 	}
 }
 
@@ -315,8 +383,8 @@ static void sweep_rows(struct victim_ctx *vc, struct ct_htab *h,
 		unsigned n;
 		bool more, any = false;
 
-		if (i + 8 < h->n_rows)
-			__builtin_prefetch(&h->rows[i + 8]);
+		if (i + SWEEP_AHEAD < h->n_rows)
+			sweep_prefetch(&h->rows[i + SWEEP_AHEAD], dying);
 		/* look without the lock first: most rows have no victim
 		 * (acquire: the chunk header of what a slot points to was
 		 * written before the slot) */
@@ -371,7 +439,7 @@ long ct_ns_destroy(struct ct_thread *thr, const uint16_t *ids, unsigned k,
 		   ct_time_ns now, unsigned flags)
 {
 	struct ct_table *t = thr->t;
-	struct victim_ctx vc = { thr, now, 0, ct_events_on(t) };
+	struct victim_ctx vc = { thr, now, 0, ct_events_on(t), NULL, 0 };
 	struct ns_batch *b;
 	uint64_t *dying = NULL;
 	int64_t batch_entries = 0;
