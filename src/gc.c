@@ -250,10 +250,9 @@ static uint64_t gc_row(struct gc_run *g, struct ct_row *head)
 			ct_event_emit(t, CT_EV_DESTROY, CT_EVW_DESTROY, cause, g->now, ci);
 		}
 		if (early[i]) {
-			/* an eviction is a removal "otherwise", as when a
-			 * packet's early_drop() evicts (track.c kill()) */
+			/* each removal is counted once, under one cause, as
+			 * track.c's early_drop() counts its own evictions */
 			thr->ctr.early_drop++;
-			thr->ctr.deleted++;
 			CT_NS_CTR(ns, early_drop, 1);
 		} else {
 			thr->ctr.expired++;
