@@ -344,7 +344,9 @@ static uint64_t ng_ts(const struct iface *f, uint64_t ticks)
 		ns = ticks / f->ts_div;
 	else
 		ns = ticks;
-	return ns + (uint64_t)(f->ts_offset_s * 1000000000ll);
+	/* in unsigned arithmetic: an absurd if_tsoffset wraps the time
+	 * (defined), where int64_t arithmetic overflowed (undefined) */
+	return ns + (uint64_t)f->ts_offset_s * 1000000000ull;
 }
 
 static int ng_next(struct cap_src *s, struct cap_pkt *p)
