@@ -129,7 +129,12 @@ def main():
     files['ng-simple-packet-no-iface.pcapng'] = ng_shb() + ng_block(3, struct.pack('<I', 60) + pad4(GOOD))
 
     # gzip
-    files['gz-cut.pcap.gz'] = gzip.compress(pcap_header() + good * 200)[:300]
+    # the whole capture but not the gzip trailer (CRC and length): the
+    # records end cleanly, only zlib can tell the file was cut
+    files['gz-cut.pcap.gz'] = gzip.compress(pcap_header() + good * 200)[:-8]
+    many = pcap_header() + good + b''.join(pcap_record(udp_frame(sport=2000 + i), ts=1001 + i)
+                                           for i in range(20))
+    files['gz-cut-mid.pcap.gz'] = gzip.compress(many)[:-30]
     files['gz-garbage.pcap.gz'] = b'\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03' + b'\xff' * 64
     files['gz-of-text.pcap.gz'] = gzip.compress(b'this is text, not a capture\n' * 4)
     files['gz-good.pcap.gz'] = gzip.compress(pcap_header() + good)

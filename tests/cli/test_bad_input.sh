@@ -140,8 +140,10 @@ ok_if "pcapng most negative time offset: exit 0, the packet listed" \
 
 # --- gzip ---
 ok_if "gzip capture read whole: exit 0" run_listed 0 "" "$C/gz-good.pcap.gz"
-ok_if "gzip stream cut short (no end marker): exit 3, what was read listed" \
+ok_if "gzip stream cut short just before its end marker: exit 3, what was read listed" \
 	run_listed 3 "cut short" "$C/gz-cut.pcap.gz"
+ok_if "gzip stream cut in the middle: exit 3, what was read listed" \
+	run_listed 3 "cut short" "$C/gz-cut-mid.pcap.gz"
 ok_if "gzip stream of garbage: exit 2, says the gzip data is damaged" \
 	run 2 "gzip" read "$C/gz-garbage.pcap.gz"
 ok_if "gzip of a text file: exit 2, not a capture" run 2 "not a capture file" read "$C/gz-of-text.pcap.gz"

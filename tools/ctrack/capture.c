@@ -41,6 +41,9 @@ struct cap_src {
 	uint64_t consumed;      /* bytes of (decompressed) input consumed */
 	uint64_t size;
 	bool gzipped;
+	bool gz_cut;            /* the gzip stream ended without its trailer */
+	bool gz_bad;            /* zlib found the compressed data damaged */
+	char gz_msg[128];
 	char fmt[16];
 	char err[512];
 	char where[96];
@@ -70,10 +73,25 @@ static ssize_t stream_read(struct cap_src *s, void *buf, size_t n)
 	while (got < n) {
 		int r = gzread(s->gz, (uint8_t *)buf + got,
 			       (unsigned)((n - got) > (1u << 30) ? (1u << 30) : (n - got)));
-		if (r < 0)
+		if (r < 0) {
+			int e;
+			const char *m = gzerror(s->gz, &e);
+
+			s->gz_bad = true;
+			snprintf(s->gz_msg, sizeof(s->gz_msg), "%s", m ? m : "unknown error");
+			s->consumed += got;
 			return got ? (ssize_t)got : -1;
-		if (r == 0)
+		}
+		if (r == 0) {
+			int e;
+
+			/* zlib reports a stream that ends without its trailer
+			 * only here, as an end of file with Z_BUF_ERROR */
+			gzerror(s->gz, &e);
+			if (e == Z_BUF_ERROR)
+				s->gz_cut = true;
 			break;
+		}
 		got += (size_t)r;
 	}
 	s->consumed += got;
@@ -107,6 +125,20 @@ static int fail(struct cap_src *s, const char *what)
 {
 	snprintf(s->err, sizeof(s->err), "%s", what);
 	return -1;
+}
+
+/* The end of the input: clean, or a gzip stream cut short or damaged
+ * there (which the container format alone would not show when the cut
+ * falls between two records).  Returns 0 or -1 as cap_next does. */
+static int at_end(struct cap_src *s)
+{
+	if (s->gz_bad) {
+		snprintf(s->err, sizeof(s->err), "damaged gzip data (zlib: %s)", s->gz_msg);
+		return -1;
+	}
+	if (s->gz_cut)
+		return fail(s, "the gzip stream is cut short (it ends without its end marker)");
+	return 0;
 }
 
 /* ---- open ---- */
@@ -162,9 +194,14 @@ int cap_open(const char *path, struct cap_src **out, char *err, unsigned errlen)
 	}
 	gzbuffer(s->gz, 256 * 1024);
 	if (stream_read(s, magic, 4) != 4) {
-		snprintf(err, errlen, "%s", s->consumed == 0 && !s->gzipped
-			 ? "is empty, not a capture file"
-			 : "is too short to be a capture file");
+		if (s->gz_bad)
+			snprintf(err, errlen, "is a damaged gzip file (zlib: %s)", s->gz_msg);
+		else if (s->gz_cut)
+			snprintf(err, errlen, "is a gzip file cut short before a capture header");
+		else
+			snprintf(err, errlen, "%s", s->consumed == 0 && !s->gzipped
+				 ? "is empty, not a capture file"
+				 : "is too short to be a capture file");
 		cap_close(s);
 		return -1;
 	}
@@ -355,7 +392,9 @@ static int ng_next(struct cap_src *s, struct cap_pkt *p)
 		uint32_t type, len;
 		int r = ng_read_block(s, &type, &len);
 
-		if (r <= 0)
+		if (r == 0)
+			return at_end(s);
+		if (r < 0)
 			return r;
 		switch (type) {
 		case PCAPNG_SHB:
@@ -436,10 +475,12 @@ static int pcap_next_pkt(struct cap_src *s, struct cap_pkt *p)
 		return 1;
 	}
 	if (r == PCAP_ERROR_BREAK)
-		return 0;
+		return at_end(s);
+	if (s->gz_bad)
+		return at_end(s);    /* zlib's reason, not libpcap's short read */
 	snprintf(s->err, sizeof(s->err), "%s", pcap_geterr(s->pcap));
 	if (!s->err[0] || !strcmp(s->err, "No error"))
-		return 0;
+		return at_end(s);
 	return -1;
 }
 
