@@ -141,6 +141,8 @@ static int at_end(struct cap_src *s)
 	return 0;
 }
 
+static int ng_read_block(struct cap_src *s, uint32_t *type, uint32_t *len);
+
 /* ---- open ---- */
 
 int cap_open(const char *path, struct cap_src **out, char *err, unsigned errlen)
@@ -212,8 +214,18 @@ int cap_open(const char *path, struct cap_src **out, char *err, unsigned errlen)
 	s->consumed = 0;
 	memcpy(&m, magic, 4);
 	if (m == PCAPNG_SHB) {
+		uint32_t type, len;
+
 		s->ng = true;
 		snprintf(s->fmt, sizeof(s->fmt), "pcapng%s", s->gzipped ? ".gz" : "");
+		/* the section header is what makes the file readable at all,
+		 * as the file header is for pcap (libpcap checks it at open) */
+		if (ng_read_block(s, &type, &len) != 1) {
+			snprintf(err, errlen, "not a readable pcapng file: %s",
+				 s->err[0] ? s->err : "cut short inside the section header");
+			cap_close(s);
+			return -1;
+		}
 	} else if (m == 0xa1b2c3d4u || m == 0xd4c3b2a1u || m == 0xa1b23c4du ||
 		   m == 0x4d3cb2a1u) {
 		char pe[PCAP_ERRBUF_SIZE];
@@ -497,8 +509,8 @@ const char *cap_error(const struct cap_src *s)
 const char *cap_where(struct cap_src *s)
 {
 	if (s->ng)
-		snprintf(s->where, sizeof(s->where), "after packet %llu, block at byte offset %llu",
-			 (unsigned long long)s->record, (unsigned long long)s->rec_offset);
+		snprintf(s->where, sizeof(s->where), "the block at byte offset %llu (after packet %llu)",
+			 (unsigned long long)s->rec_offset, (unsigned long long)s->record);
 	else
 		snprintf(s->where, sizeof(s->where), "record %llu (byte offset %llu)",
 			 (unsigned long long)s->record + 1,
