@@ -23,8 +23,9 @@
  *     legal state for its protocol, its reply tuple is the inverted
  *     original, it is found again by a lookup from either direction, and
  *     no tuple is held by two entries;
- *   - NEW minus DESTROY events equals the entry count, and inserts minus
- *     expirations minus other removals equals it too;
+ *   - NEW minus DESTROY events equals the entry count, and so do inserts
+ *     minus expirations, deletions and early drops (each removal is
+ *     counted once);
  *   - after a full collector pass no entry whose expiry is <= now remains.
  * A broken invariant aborts with a message, which libFuzzer records as a
  * crash.  Everything is deterministic: collector slices use a budget of 0
@@ -32,6 +33,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -724,10 +726,11 @@ static void check_counts(struct fz *f, const struct dump *d)
 		      (unsigned long long)f->ev_new, (unsigned long long)f->ev_destroy, d->n);
 	ct_table_get_stats(f->t, &st);
 	CHECK(st.count == d->n, "stats count %llu", (unsigned long long)st.count);
-	CHECK(st.insert - st.expired - st.deleted == d->n,
-	      "insert %llu - expired %llu - deleted %llu != %zu entries",
+	/* every removal is counted once, under exactly one cause */
+	CHECK(st.insert - st.expired - st.deleted - st.early_drop == d->n,
+	      "insert %llu - expired %llu - deleted %llu - early_drop %llu != %zu entries",
 	      (unsigned long long)st.insert, (unsigned long long)st.expired,
-	      (unsigned long long)st.deleted, d->n);
+	      (unsigned long long)st.deleted, (unsigned long long)st.early_drop, d->n);
 }
 
 static void check_entries(struct fz *f, struct dump *d)
@@ -1306,13 +1309,57 @@ static void run(struct fz *f, struct rd *r)
  * pending RCU callback (rcu_barrier), and liburcu's callback thread sleeps
  * 10 ms after each batch, so a fresh table per input would cap the
  * fuzzer at about 100 inputs a second.  Instead a table whose row count
- * is still the one asked for is kept (one per initial row count) and emptied (namespaces torn down, flushed,
- * settings and the knobs fixed at creation put back, collector cursor
- * at 0) and handed to the next input; one that resized is destroyed.
+ * is still the one asked for is kept (one per initial row count) and
+ * emptied (namespaces torn down, flushed, settings and the knobs fixed at
+ * creation put back, collector cursor at 0) for the next input; one that
+ * resized is handed to a reaper thread that destroys it in the
+ * background (inline when eight are already waiting).
  * FUZZ_TRACK_FRESH=1 in the environment forces a fresh table per input,
  * for reproducing a crash without any history.
  */
 static struct ct_table *pool[4];      /* one per initial row count */
+
+#define REAP_MAX 8
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct ct_table *q[REAP_MAX];
+	unsigned n;
+	bool started;
+	pthread_t thread;
+} reap = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, { 0 }, 0, false, 0 };
+
+static void *reaper(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&reap.lock);
+	for (;;) {
+		struct ct_table *t;
+
+		while (!reap.n)
+			pthread_cond_wait(&reap.cond, &reap.lock);
+		t = reap.q[--reap.n];
+		pthread_mutex_unlock(&reap.lock);
+		ct_table_destroy(t);
+		pthread_mutex_lock(&reap.lock);
+	}
+	return NULL;
+}
+
+static void table_retire(struct ct_table *t)
+{
+	pthread_mutex_lock(&reap.lock);
+	if (!reap.started)
+		reap.started = pthread_create(&reap.thread, NULL, reaper, NULL) == 0;
+	if (reap.started && reap.n < REAP_MAX) {
+		reap.q[reap.n++] = t;
+		pthread_cond_signal(&reap.cond);
+		t = NULL;
+	}
+	pthread_mutex_unlock(&reap.lock);
+	if (t)
+		ct_table_destroy(t);
+}
 
 static struct ct_table *table_for(const struct ct_table_config *cfg, unsigned idx,
 				  ct_time_ns now)
@@ -1326,8 +1373,11 @@ static struct ct_table *table_for(const struct ct_table_config *cfg, unsigned id
 	if (fresh < 0)
 		fresh = getenv("FUZZ_TRACK_FRESH") != NULL;
 	cached = pool[idx];
-	if (cached && (fresh || ct_table_rows(cached) != cfg->settings.buckets)) {
+	if (cached && fresh) {
 		ct_table_destroy(cached);
+		cached = pool[idx] = NULL;
+	} else if (cached && ct_table_rows(cached) != cfg->settings.buckets) {
+		table_retire(cached);
 		cached = pool[idx] = NULL;
 	}
 	if (!cached) {

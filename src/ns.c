@@ -366,7 +366,7 @@ static bool zone_dying(const uint64_t *dying, const struct ct_conn *c)
 static void sweep_prefetch(struct ct_row *r, const uint64_t *dying)
 {
 	for (int k = 0; k < CT_ROW_SLOTS; k++) {
-		uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_relaxed);
+		uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_acquire);
 
 		if (s && zone_dying(dying, ct_slot_conn(s)))
 			__builtin_prefetch(&ct_slot_conn(s)->status, 1);

@@ -93,6 +93,20 @@ static void emit(struct ct_thread *thr, struct ct_conn *c, enum ct_event_type ty
 	ct_event_emit(thr->t, type, what, cause, now, &ci);
 }
 
+/*
+ * now + timeout, saturated: the caller's clock may sit anywhere in its
+ * 64-bit range (a damaged capture's timestamps do), and an expiry that
+ * wrapped past 2^64 would lie in the past, so the entry would be reaped
+ * the moment it was made.  CT_DUE_NEVER itself means "nothing due" to the
+ * collector's bounds, so the latest expiry is one below it.
+ */
+static inline uint64_t expiry_at(ct_time_ns now, uint64_t timeout_ns)
+{
+	uint64_t e = now + timeout_ns;
+
+	return e < now || e >= CT_DUE_NEVER ? CT_DUE_NEVER - 1 : e;
+}
+
 /* Account a packet to @c (entry lock held). */
 static void account(struct ct_conn *c, const struct ct_packet *pkt,
 		    enum ct_dir dir, ct_time_ns now)
@@ -291,7 +305,7 @@ static uint32_t apply(struct ct_thread *thr, struct ct_conn *c,
 	uint32_t what = out->events;
 
 	if (out->verdict == CT_PV_ACCEPT) {
-		uint64_t exp = now + out->timeout_ns;
+		uint64_t exp = expiry_at(now, out->timeout_ns);
 
 		account(c, pkt, dir, now);
 		if (exp < c->expires)
@@ -448,8 +462,8 @@ lookup:
 			/* TCP may shorten a dead connection's timeout on an
 			 * invalid packet (nf_tcp_handle_invalid): lower only */
 			lowered = false;
-			if (out.timeout_ns && now + out.timeout_ns < c->expires) {
-				__atomic_store_n(&c->expires, now + out.timeout_ns,
+			if (out.timeout_ns && expiry_at(now, out.timeout_ns) < c->expires) {
+				__atomic_store_n(&c->expires, expiry_at(now, out.timeout_ns),
 						 __ATOMIC_RELAXED);
 				lowered = true;
 			}
@@ -549,7 +563,7 @@ create: {
 	account(c, pkt, CT_DIR_ORIGINAL, now);
 	if (ext & CT_EXT_TSTAMP)
 		ct_conn_tstamp(c)->first_ns = now;
-	c->expires = now + out.timeout_ns;
+	c->expires = expiry_at(now, out.timeout_ns);
 	/* CONFIRMED comes with the insertion (htab.c) */
 	atomic_store_explicit(&c->status, out.set_assured ? CT_ST_ASSURED : 0,
 			      memory_order_relaxed);
@@ -648,7 +662,7 @@ create: {
 	 * may be changing it (a longer one needs no lower bound, a shorter
 	 * one is lowered by whoever set it) */
 	ct_due_lower(&h->group_due_inv[(k->hash & h->mask) / CT_GROUP_ROWS],
-		     now + out.timeout_ns);
+		     expiry_at(now, out.timeout_ns));
 	ct_thread_count_add(thr, 1);
 	ct_ns_count_add(ns, 1);
 	CT_CTR_INC(thr, insert);
