@@ -1,11 +1,599 @@
-/* bench_throughput.c - (being written) */
+/*
+ * bench_throughput.c - packets per second per thread.
+ *
+ * Workloads (each thread owns a contiguous block of flows, as RSS would
+ * give a core its own flows; threads never share a flow):
+ *  est      established TCP flows (handshake done beforehand): each
+ *           packet is the next segment of its flow's conversation - data
+ *           from the originator, then the reply's ACK of it - so window
+ *           tracking does its real work on every packet.  Which flow sends
+ *           next follows a precomputed sequence, uniform or Zipf (s = 1).
+ *  new-udp  one-packet UDP flows, each a new entry (the table already
+ *           holds the established flows); in their own namespace, torn
+ *           down after the variant.
+ *  new-tcp  whole TCP connections: SYN, SYN-ACK, ACK, data, ACK, FIN,
+ *           FIN, ACK (8 packets, ending in TIME_WAIT).
+ *
+ * Paths: "parsed" hands ct_process_burst() struct ct_packet built by the
+ * benchmark (the tracker alone); "frames" builds Ethernet/IPv4/TCP (or
+ * UDP) frames and runs ct_parse_frame() on each first (what a dataplane
+ * or the OVS comparison does).  Parse and track times are reported apart.
+ *
+ * What is timed: each ct_process_burst() call (and, on the frames path,
+ * the parse of its 64 frames), with CLOCK_MONOTONIC around it.  mpps is
+ * packets over that time, per thread; mpps_wall is packets over the
+ * thread's wall time, which also includes making the packets (the
+ * generator costs a few ns per packet: a flow-number read, a counter
+ * increment and a 160-byte copy).  Per-burst latency percentiles come
+ * from the same timings.  Time (@now) is the real monotonic clock, so
+ * the collector thread (ct_gc_start) sees the same time.
+ *
+ * Collector variants: off; due-time (the default policy, adaptive
+ * schedule); lock-nonempty (pf's policy in the same thread, for
+ * contrast).  Nothing is due during a run (established flows live 5
+ * days or 300 s with data in flight), so this shows what a running
+ * collector costs the packet threads, not what expiry costs.
+ *
+ * Checksums: checking is off (nf_conntrack_checksum = 0) in every
+ * variant, as on a dataplane whose NIC verifies checksums; the parsed
+ * path has no bytes to check.
+ *
+ * Options: --flows 1k,1M,10M  --pop uniform,zipf  --threads 1,2
+ *          --gc off,due-time[,lock-nonempty]  --path parsed,frames
+ *          --work est,new-udp,new-tcp  --packets N (per thread, est)
+ *          --new N (connections per thread, new-*)  --quick
+ */
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 
-#include "bench.h"
+#include "bench_util.h"
+
+enum work { W_EST, W_NEW_UDP, W_NEW_TCP };
+enum gcmode { GC_OFF, GC_DUE, GC_NONEMPTY };
+
+static const char *const work_name[] = { "est", "new-udp", "new-tcp" };
+static const char *const gc_name[] = { "off", "due-time", "lock-nonempty" };
+
+#define FRAME_LEN 64      /* Ethernet + IPv4 + TCP headers, padded */
+#define NEW_ZONE 7
+
+struct shared {
+	struct ct_table *t;
+	uint64_t flows;
+	uint32_t *cnt;            /* per flow: established packets sent */
+	pthread_barrier_t bar;
+	uint32_t new_next;        /* flow numbers for new connections */
+};
+
+struct worker {
+	pthread_t th;
+	struct shared *sh;
+	unsigned id;
+	enum work work;
+	bool frames;
+	double zipf;
+	uint64_t first, n_flows;  /* est: owned flows */
+	uint32_t new_first;       /* new-*: first flow number */
+	uint64_t packets;         /* est: packets; new-*: connections */
+	/* results */
+	uint64_t track_ns, parse_ns, wall_ns, cpu_ns, pkts, conns, bad;
+	uint32_t *lat;            /* ns per burst (parse + track) */
+	size_t n_lat;
+};
+
+/* ---- frames ---- */
+
+static uint16_t ip_csum(const uint8_t *h)
+{
+	uint32_t s = 0;
+
+	for (int i = 0; i < 20; i += 2)
+		s += (uint32_t)(h[i] << 8 | h[i + 1]);
+	while (s >> 16)
+		s = (s & 0xffff) + (s >> 16);
+	return (uint16_t)~s;
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, (uint16_t)(v >> 16));
+	put16(p + 2, (uint16_t)v);
+}
+
+/* Write the frame @p describes (a packet built by bu_*_pkt) into @f:
+ * Ethernet, IPv4 (valid header checksum), TCP or UDP header; the payload
+ * is not captured (caplen = headers, wire length = the whole packet).
+ * Returns caplen; *wire gets the wire length. */
+static uint32_t frame_of(uint8_t *f, const struct ct_packet *p, uint32_t *wire)
+{
+	const struct ct_tuple *t = &p->tuple;
+	uint8_t *ip = f + 14, *l4 = ip + 20;
+	uint32_t hl = p->tuple.l4 == IPPROTO_TCP ? p->u.tcp.hdr_len : 8;
+
+	memset(f, 0, 14 + 20 + hl);
+	f[0] = 0x02;
+	f[6] = 0x02;
+	f[11] = 1;
+	put16(f + 12, 0x0800);
+	ip[0] = 0x45;
+	put16(ip + 2, (uint16_t)p->l3_len);
+	ip[6] = 0x40;              /* DF */
+	ip[8] = 64;
+	ip[9] = t->l4;
+	memcpy(ip + 12, &t->src.ip4, 4);
+	memcpy(ip + 16, &t->dst.ip4, 4);
+	put16(ip + 10, ip_csum(ip));
+	put16(l4, t->sport);
+	put16(l4 + 2, t->dport);
+	if (t->l4 == IPPROTO_TCP) {
+		const struct ct_tcp_info *th = &p->u.tcp;
+
+		put32(l4 + 4, th->seq);
+		put32(l4 + 8, th->ack);
+		l4[12] = (uint8_t)((hl / 4) << 4);
+		l4[13] = th->flags;
+		put16(l4 + 14, th->window);
+		if (hl > 20) {
+			/* MSS, SACK permitted, window scale, padded to 32 */
+			uint8_t *o = l4 + 20;
+			o[0] = 2; o[1] = 4; put16(o + 2, th->mss);
+			o[4] = 4; o[5] = 2;
+			o[6] = 1; o[7] = 3; o[8] = 3; o[9] = th->wscale;
+			o[10] = 1; o[11] = 1;
+		}
+	} else {
+		put16(l4 + 4, (uint16_t)p->l4_len);
+	}
+	*wire = 14 + p->l3_len;
+	return 14 + 20 + hl;
+}
+
+/* ---- the packet loops ---- */
+
+/* Packet @k of connection @c's whole life (new-tcp). */
+static void tcp_life(struct ct_packet *p, const struct ct_tuple *t, unsigned k)
+{
+	struct ct_packet tmp[3];
+
+	if (k < 3) {
+		bu_tcp_handshake(tmp, t);
+		*p = tmp[k];
+	} else if (k < 5) {
+		bu_tcp_established(p, t, k - 3);
+	} else {
+		bu_tcp_close(tmp, t, 2);
+		*p = tmp[k - 5];
+	}
+}
+
+/* Expected verdict class of packet @k of the work's unit. */
+static bool verdict_ok(enum work w, unsigned k, const struct ct_verdict *v)
+{
+	if (w == W_EST)
+		return v->cls == CT_V_ESTABLISHED;
+	if (k == 0)
+		return v->cls == CT_V_NEW;
+	return v->cls == CT_V_ESTABLISHED;
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct shared *sh = w->sh;
+	struct ct_thread *thr = ct_thread_attach(sh->t);
+	struct ct_packet pk[CT_BURST_MAX];
+	const struct ct_packet *ptr[CT_BURST_MAX];
+	struct ct_verdict v[CT_BURST_MAX];
+	static _Thread_local uint8_t fb[CT_BURST_MAX][FRAME_LEN];
+	uint32_t caplen[CT_BURST_MAX], wire[CT_BURST_MAX];
+	uint32_t *seq = NULL;
+	size_t seq_len = 0, pos = 0;
+	unsigned per = w->work == W_NEW_TCP ? 8 : 1;
+	uint64_t total = w->work == W_EST ? w->packets : w->packets * per;
+	uint64_t wall0, cpu0, nb = 0;
+	struct ct_packet tmpl_o, tmpl_r;
+	struct ct_tuple t0;
+
+	for (unsigned j = 0; j < CT_BURST_MAX; j++)
+		ptr[j] = &pk[j];
+	if (w->work == W_EST) {
+		seq_len = w->packets < (4u << 20) ? w->packets : (4u << 20);
+		seq = malloc(seq_len * sizeof(*seq));
+		bu_flow_sequence(seq, seq_len, w->n_flows, w->zipf, 12345 + w->id);
+		bu_flow_tuple(&t0, 0, IPPROTO_TCP, 0);
+		bu_tcp_established(&tmpl_o, &t0, 0);
+		bu_tcp_established(&tmpl_r, &t0, 1);
+	}
+	w->n_lat = 0;
+	w->lat = malloc((total / CT_BURST_MAX + 1) * sizeof(*w->lat));
+	pthread_barrier_wait(&sh->bar);
+	wall0 = bu_mono_ns();
+	cpu0 = bu_thread_cpu_ns();
+	for (uint64_t done = 0; done < total; done += CT_BURST_MAX) {
+		unsigned n = total - done < CT_BURST_MAX ? (unsigned)(total - done)
+							 : CT_BURST_MAX;
+		uint64_t ta, tb, tc;
+
+		for (unsigned j = 0; j < n; j++) {
+			uint64_t i = done + j;
+
+			if (w->work == W_EST) {
+				uint32_t f = (uint32_t)(w->first + seq[pos]);
+				uint32_t k = sh->cnt[f]++;
+				uint32_t sent = (k / 2) * BU_TCP_MSS;
+
+				if (++pos == seq_len)
+					pos = 0;
+				/* bu_tcp_established, from templates */
+				if (k % 2 == 0) {
+					pk[j] = tmpl_o;
+					pk[j].tuple.src.ip4 = htonl(0x0a000000u + (f >> 12));
+					pk[j].tuple.sport = (uint16_t)(1024u + (f & 4095u));
+					pk[j].u.tcp.seq = BU_ISN_O + 1 + sent;
+				} else {
+					pk[j] = tmpl_r;
+					pk[j].tuple.dst.ip4 = htonl(0x0a000000u + (f >> 12));
+					pk[j].tuple.dport = (uint16_t)(1024u + (f & 4095u));
+					pk[j].u.tcp.ack = BU_ISN_O + 1 + sent + BU_TCP_MSS;
+				}
+			} else {
+				struct ct_tuple t;
+				uint32_t c = (uint32_t)(i / per);
+
+				bu_flow_tuple(&t, w->new_first + c,
+					      w->work == W_NEW_UDP ? IPPROTO_UDP : IPPROTO_TCP,
+					      NEW_ZONE);
+				if (w->work == W_NEW_UDP)
+					bu_udp_pkt(&pk[j], &t, CT_DIR_ORIGINAL, 64);
+				else
+					tcp_life(&pk[j], &t, (unsigned)(i % per));
+			}
+			if (w->frames)
+				caplen[j] = frame_of(fb[j], &pk[j], &wire[j]);
+		}
+		ta = bu_mono_ns();
+		if (w->frames)
+			for (unsigned j = 0; j < n; j++)
+				ct_parse_frame(&pk[j], CT_LINK_ETHERNET, fb[j], caplen[j],
+					       wire[j], ta);
+		tb = w->frames ? bu_mono_ns() : ta;
+		ct_process_burst(thr, ptr, n, tb, v);
+		tc = bu_mono_ns();
+		w->parse_ns += tb - ta;
+		w->track_ns += tc - tb;
+		w->lat[w->n_lat++] = (uint32_t)(tc - ta);
+		for (unsigned j = 0; j < n; j++)
+			if (!verdict_ok(w->work, (unsigned)((done + j) % per), &v[j]))
+				w->bad++;
+		nb += n;
+	}
+	w->wall_ns = bu_mono_ns() - wall0;
+	w->cpu_ns = bu_thread_cpu_ns() - cpu0;
+	w->pkts = nb;
+	w->conns = w->work == W_EST ? 0 : nb / per;
+	free(seq);
+	ct_thread_detach(thr);
+	return NULL;
+}
+
+/* ---- variants ---- */
+
+struct variant {
+	enum work work;
+	uint64_t flows;
+	double zipf;
+	unsigned threads;
+	enum gcmode gc;
+	bool frames;
+};
+
+struct baseline {
+	/* total mpps of the 1-thread run of the same workload, for scaling */
+	char key[96];
+	double mpps;
+	double p99_gc_off;
+};
+
+static struct baseline base[64];
+static unsigned n_base;
+
+static struct baseline *base_get(const char *key)
+{
+	for (unsigned i = 0; i < n_base; i++)
+		if (!strcmp(base[i].key, key))
+			return &base[i];
+	if (n_base == sizeof(base) / sizeof(base[0]))
+		return NULL;
+	snprintf(base[n_base].key, sizeof(base[0].key), "%s", key);
+	base[n_base].mpps = base[n_base].p99_gc_off = 0;
+	return &base[n_base++];
+}
+
+static void flows_label(char *buf, size_t size, uint64_t flows)
+{
+	if (flows >= 1000000 && flows % 1000000 == 0)
+		snprintf(buf, size, "%lluM", (unsigned long long)(flows / 1000000));
+	else if (flows >= 1000 && flows % 1000 == 0)
+		snprintf(buf, size, "%lluk", (unsigned long long)(flows / 1000));
+	else
+		snprintf(buf, size, "%llu", (unsigned long long)flows);
+}
+
+static int run_variant(const struct bench_args *a, struct shared *sh,
+		       const struct variant *vr, uint64_t packets, uint64_t new_conns)
+{
+	struct worker *w = calloc(vr->threads, sizeof(*w));
+	struct ct_gc_policy pol;
+	uint64_t proc0, wall0, wall, gc_cpu = 0, tot_pkts = 0, tot_conns = 0, bad = 0;
+	uint64_t worker_cpu = 0, n_lat = 0;
+	double mpps_sum = 0, mpps_min = 1e18, mpps_wall_sum = 0, parse_ns = 0;
+	double track_ns = 0, *lat;
+	char name[128], fl[32], key[96];
+	struct bu_rec r;
+	struct baseline *b;
+
+	pthread_barrier_init(&sh->bar, NULL, vr->threads + 1);
+	if (vr->gc != GC_OFF) {
+		ct_gc_policy_default(&pol);
+		pol.lock = vr->gc == GC_NONEMPTY ? CT_GC_LOCK_NONEMPTY : CT_GC_LOCK_DUE;
+		ct_gc_set_policy(sh->t, &pol);
+		ct_gc_start(sh->t, NULL, NULL);
+	}
+	if (vr->work != W_EST) {
+		struct ct_settings s = *ct_table_settings(sh->t);
+
+		if (ct_ns_create(sh->t, NEW_ZONE, &s) < 0) {
+			fprintf(stderr, "throughput: namespace %d busy\n", NEW_ZONE);
+			return 1;
+		}
+	}
+	for (unsigned i = 0; i < vr->threads; i++) {
+		w[i].sh = sh;
+		w[i].id = i;
+		w[i].work = vr->work;
+		w[i].frames = vr->frames;
+		w[i].zipf = vr->zipf;
+		w[i].first = sh->flows * i / vr->threads;
+		w[i].n_flows = sh->flows * (i + 1) / vr->threads - w[i].first;
+		w[i].packets = vr->work == W_EST ? packets : new_conns;
+		w[i].new_first = sh->new_next;
+		sh->new_next += (uint32_t)new_conns;
+		pthread_create(&w[i].th, NULL, worker_main, &w[i]);
+	}
+	pthread_barrier_wait(&sh->bar);
+	proc0 = bu_proc_cpu_ns();
+	wall0 = bu_mono_ns();
+	for (unsigned i = 0; i < vr->threads; i++)
+		pthread_join(w[i].th, NULL);
+	wall = bu_mono_ns() - wall0;
+	if (vr->gc != GC_OFF)
+		ct_gc_stop(sh->t);
+	pthread_barrier_destroy(&sh->bar);
+	for (unsigned i = 0; i < vr->threads; i++) {
+		double m = (double)w[i].pkts * 1e3 / (double)(w[i].track_ns + w[i].parse_ns);
+
+		mpps_sum += m;
+		if (m < mpps_min)
+			mpps_min = m;
+		mpps_wall_sum += (double)w[i].pkts * 1e3 / (double)w[i].wall_ns;
+		tot_pkts += w[i].pkts;
+		tot_conns += w[i].conns;
+		bad += w[i].bad;
+		worker_cpu += w[i].cpu_ns;
+		parse_ns += (double)w[i].parse_ns;
+		track_ns += (double)w[i].track_ns;
+		n_lat += w[i].n_lat;
+	}
+	/* the main thread only waited: the rest of the process is the
+	 * collector (and liburcu's helper threads) */
+	gc_cpu = bu_proc_cpu_ns() - proc0;
+	gc_cpu = gc_cpu > worker_cpu ? gc_cpu - worker_cpu : 0;
+	lat = malloc(n_lat * sizeof(*lat));
+	n_lat = 0;
+	for (unsigned i = 0; i < vr->threads; i++) {
+		for (size_t k = 0; k < w[i].n_lat; k++)
+			lat[n_lat++] = (double)w[i].lat[k] / 1000.0;
+		free(w[i].lat);
+	}
+
+	flows_label(fl, sizeof(fl), sh->flows);
+	snprintf(name, sizeof(name), "%s-%s%s-%ut-gc-%s%s", work_name[vr->work], fl,
+		 vr->work == W_EST ? (vr->zipf > 0 ? "-zipf" : "-uniform") : "",
+		 vr->threads, gc_name[vr->gc], vr->frames ? "-frames" : "");
+	bu_rec_begin(&r, a, "throughput", name);
+	bu_rec_str(&r, "work", work_name[vr->work]);
+	bu_rec_str(&r, "path", vr->frames ? "frames" : "parsed");
+	bu_rec_int(&r, "flows", sh->flows);
+	bu_rec_str(&r, "pop", vr->work != W_EST ? "-" : vr->zipf > 0 ? "zipf" : "uniform");
+	bu_rec_int(&r, "threads", vr->threads);
+	bu_rec_str(&r, "gc", gc_name[vr->gc]);
+	bu_rec_int(&r, "packets", tot_pkts);
+	bu_rec_num(&r, "mpps_per_thread", mpps_sum / vr->threads);
+	bu_rec_num(&r, "mpps_min_thread", mpps_min);
+	bu_rec_num(&r, "mpps_total", mpps_sum);
+	bu_rec_num(&r, "mpps_wall_per_thread", mpps_wall_sum / vr->threads);
+	bu_rec_num(&r, "ns_per_pkt", (track_ns + parse_ns) / (double)tot_pkts);
+	if (vr->frames)
+		bu_rec_num(&r, "parse_ns_per_pkt", parse_ns / (double)tot_pkts);
+	bu_rec_num(&r, "track_ns_per_pkt", track_ns / (double)tot_pkts);
+	if (vr->work != W_EST) {
+		double cps = 0;
+		for (unsigned i = 0; i < vr->threads; i++)
+			cps += (double)w[i].conns * 1e3 /
+			       (double)(w[i].track_ns + w[i].parse_ns);
+		bu_rec_num(&r, "mconns_per_s_per_thread", cps / vr->threads);
+		bu_rec_int(&r, "conns", tot_conns);
+	}
+	bu_rec_num(&r, "burst_us_p50", bu_percentile(lat, n_lat, 50));
+	bu_rec_num(&r, "burst_us_p99", bu_percentile(lat, n_lat, 99));
+	bu_rec_num(&r, "burst_us_p999", bu_percentile(lat, n_lat, 99.9));
+	bu_rec_num(&r, "wall_s", (double)wall / 1e9);
+	bu_rec_num(&r, "gc_cpu_pct", (double)gc_cpu * 100.0 / (double)wall);
+	/* scaling against the 1-thread run of the same workload */
+	snprintf(key, sizeof(key), "%s|%llu|%g|%d|%d", work_name[vr->work],
+		 (unsigned long long)sh->flows, vr->zipf, vr->gc, vr->frames);
+	b = base_get(key);
+	if (b && vr->threads == 1)
+		b->mpps = mpps_sum;
+	else if (b && b->mpps > 0)
+		bu_rec_num(&r, "scaling_vs_1t", mpps_sum / b->mpps);
+	/* p99 against the collector-off run of the same workload */
+	snprintf(key, sizeof(key), "p99|%s|%llu|%g|%u|%d", work_name[vr->work],
+		 (unsigned long long)sh->flows, vr->zipf, vr->threads, vr->frames);
+	b = base_get(key);
+	if (b && vr->gc == GC_OFF)
+		b->p99_gc_off = bu_percentile(lat, n_lat, 99);
+	else if (b && b->p99_gc_off > 0)
+		bu_rec_num(&r, "p99_vs_gc_off", bu_percentile(lat, n_lat, 99) / b->p99_gc_off);
+	bu_rec_int(&r, "unexpected_verdicts", bad);
+	bu_rec_end(&r);
+	free(lat);
+	free(w);
+
+	if (vr->work != W_EST) {
+		/* tear the new connections down (batched, deferred) */
+		struct ct_thread *thr = ct_thread_attach(sh->t);
+		uint16_t id = NEW_ZONE;
+
+		ct_ns_destroy(thr, &id, 1, bu_mono_ns(), CT_NS_SYNC);
+		ct_thread_detach(thr);
+	}
+	return bad ? 1 : 0;
+}
+
+static unsigned parse_list(const struct bench_args *a, const char *opt,
+			   const char *def, const char *const *names, unsigned n_names,
+			   unsigned *out, unsigned max)
+{
+	const char *s = bu_opt_str(a, opt, def);
+	unsigned n = 0;
+
+	while (*s && n < max) {
+		size_t len = strcspn(s, ",");
+		for (unsigned i = 0; i < n_names; i++)
+			if (strlen(names[i]) == len && !strncmp(s, names[i], len))
+				out[n++] = i;
+		s += len;
+		if (*s == ',')
+			s++;
+	}
+	return n;
+}
 
 int bench_throughput(const struct bench_args *a)
 {
-	(void)a;
-	fprintf(stderr, "ctrack-bench: throughput is not written yet\n");
-	return 2;
+	bool quick = bu_flag(a, "quick");
+	uint64_t flows[8], threads[16];
+	unsigned nf, nt, pops[2], gcs[3], paths[2], works[3], np, ng, npath, nw;
+	uint64_t packets = bu_opt_u64(a, "packets", quick ? 2000000 : 8000000);
+	uint64_t new_conns = bu_opt_u64(a, "new", quick ? 250000 : 1000000);
+	double zipf_s = (double)bu_opt_u64(a, "zipf-s100", 100) / 100.0;
+	static const char *const pop_names[] = { "uniform", "zipf" };
+	static const char *const path_names[] = { "parsed", "frames" };
+	int err = 0;
+
+	nf = bu_opt_list(a, "flows", 0, flows, 8);
+	if (nf == 1 && flows[0] == 0) {
+		flows[0] = 1000;
+		flows[1] = 1000000;
+		flows[2] = 10000000;
+		nf = quick ? 2 : 3;
+	}
+	nt = bu_opt_list(a, "threads", 0, threads, 16);
+	if (nt == 1 && threads[0] == 0) {
+		threads[0] = 1;
+		threads[1] = 2;
+		nt = 2;
+	}
+	np = parse_list(a, "pop", "uniform,zipf", pop_names, 2, pops, 2);
+	ng = parse_list(a, "gc", "off,due-time", gc_name, 3, gcs, 3);
+	npath = parse_list(a, "path", "parsed,frames", path_names, 2, paths, 2);
+	nw = parse_list(a, "work", "est,new-udp,new-tcp", work_name, 3, works, 3);
+
+	for (unsigned fi = 0; fi < nf && !err; fi++) {
+		struct ct_table_config cfg;
+		struct shared sh;
+		uint64_t maxt = 1, rows, t0, ok;
+		struct ct_thread *thr;
+
+		for (unsigned i = 0; i < nt; i++)
+			if (threads[i] > maxt)
+				maxt = threads[i];
+		/* room for the flows and one variant's new connections at
+		 * under half the resize threshold: no resize while timing */
+		rows = (flows[fi] + new_conns * maxt) / 3 + 1024;
+		memset(&sh, 0, sizeof(sh));
+		bu_config(&cfg, rows, true);
+		sh.t = bu_table(&cfg);
+		sh.flows = flows[fi];
+		sh.new_next = (uint32_t)flows[fi] + 16;
+		sh.cnt = calloc(flows[fi], sizeof(*sh.cnt));
+		if (!sh.cnt) {
+			fprintf(stderr, "throughput: no memory for %llu flows\n",
+				(unsigned long long)flows[fi]);
+			return 1;
+		}
+		thr = ct_thread_attach(sh.t);
+		t0 = bu_mono_ns();
+		ok = bu_fill_tcp(thr, 0, flows[fi], 0, t0);
+		ct_thread_detach(thr);
+		for (uint64_t f = 0; f < flows[fi]; f++)
+			sh.cnt[f] = 2;
+		/* warm the arena: new-* variants then reuse chunks, as a
+		 * long-running tracker does, instead of timing page faults */
+		if (nw > 1 || works[0] != W_EST) {
+			struct ct_settings s = *ct_table_settings(sh.t);
+			uint16_t id = NEW_ZONE;
+
+			thr = ct_thread_attach(sh.t);
+			ct_ns_create(sh.t, NEW_ZONE, &s);
+			bu_fill_udp(thr, (uint32_t)flows[fi] + 16, new_conns * maxt,
+				    NEW_ZONE, bu_mono_ns(), false);
+			ct_ns_destroy(thr, &id, 1, bu_mono_ns(), CT_NS_SYNC);
+			ct_thread_detach(thr);
+		}
+		bu_note(a, "throughput: %llu flows established in %.2f s (%llu ok), "
+			"%llu rows, RSS %.0f MiB", (unsigned long long)flows[fi],
+			(double)(bu_mono_ns() - t0) / 1e9, (unsigned long long)ok,
+			(unsigned long long)ct_table_rows(sh.t),
+			(double)bu_rss_bytes() / 1048576.0);
+		if (ok != flows[fi]) {
+			fprintf(stderr, "throughput: fill failed\n");
+			return 1;
+		}
+		for (unsigned wi = 0; wi < nw && !err; wi++)
+			for (unsigned pa = 0; pa < npath && !err; pa++)
+				for (unsigned pi = 0; pi < (works[wi] == W_EST ? np : 1) && !err; pi++)
+					for (unsigned gi = 0; gi < ng && !err; gi++)
+						for (unsigned ti = 0; ti < nt && !err; ti++) {
+							struct variant vr = {
+								(enum work)works[wi], flows[fi],
+								works[wi] == W_EST && pops[pi] == 1 ? zipf_s : 0,
+								(unsigned)threads[ti], (enum gcmode)gcs[gi],
+								paths[pa] == 1,
+							};
+
+							/* the frames path: one thread, no
+							 * collector, uniform is enough */
+							if (vr.frames && (vr.threads != threads[0] ||
+									  vr.gc != gcs[0] ||
+									  (vr.work == W_EST && pops[pi] != pops[0])))
+								continue;
+							err = run_variant(a, &sh, &vr, packets, new_conns);
+						}
+		ct_table_destroy(sh.t);
+		free(sh.cnt);
+	}
+	return err;
 }

@@ -102,6 +102,8 @@ struct gc_run {
 	unsigned since_clock;  /* rows since the clock was last read */
 	bool pressure;         /* above 95% of max: early drop */
 	bool stopped;
+	struct ct_htab *h;     /* the generation this slice walks */
+	bool retired;          /* h stopped being current at a yield */
 	struct ct_gc_result *res;
 };
 
@@ -119,15 +121,28 @@ static void gc_yield(struct gc_run *g)
 	}
 	if (atomic_load_explicit(&t->gc_stop, memory_order_relaxed))
 		g->stopped = true;
+	/* A resize that completed before this new read-side section began
+	 * may have handed g->h to call_rcu, and nothing keeps it mapped for
+	 * us now: if it is no longer current, the slice ends here without
+	 * touching it again.  If it is still current, a later retirement
+	 * waits for this section (it ends at the next yield). */
+	if (atomic_load_explicit(&t->htab, memory_order_acquire) != g->h) {
+		g->retired = true;
+		g->stopped = true;
+	}
 	g->res->yields++;
 }
 
-/* Called after every row: the yield policy and the budget. */
-static bool gc_after_row(struct gc_run *g)
+/*
+ * Called after every group of rows (@rows of them): the throttled yield
+ * and the budget, on a clock read once per 64 rows - a group is 64 rows,
+ * so once per group.  (The every-row policy yields inside the group
+ * loop.)  Returns false when the slice must end.
+ */
+static bool gc_after_rows(struct gc_run *g, uint64_t rows)
 {
-	if (g->t->gc.yield == CT_GC_YIELD_EVERY_ROW) {
-		gc_yield(g);
-	} else if (++g->since_clock >= 64) {
+	if (g->t->gc.yield != CT_GC_YIELD_EVERY_ROW &&
+	    (g->since_clock += (unsigned)rows) >= 64) {
 		uint64_t now = mono_ns();
 
 		g->since_clock = 0;
@@ -235,7 +250,10 @@ static uint64_t gc_row(struct gc_run *g, struct ct_row *head)
 			ct_event_emit(t, CT_EV_DESTROY, CT_EVW_DESTROY, cause, g->now, ci);
 		}
 		if (early[i]) {
+			/* an eviction is a removal "otherwise", as when a
+			 * packet's early_drop() evicts (track.c kill()) */
 			thr->ctr.early_drop++;
+			thr->ctr.deleted++;
 			CT_NS_CTR(ns, early_drop, 1);
 		} else {
 			thr->ctr.expired++;
@@ -249,35 +267,43 @@ static uint64_t gc_row(struct gc_run *g, struct ct_row *head)
 	return ct_due_get(&head->due_inv);
 }
 
-/* One group of 64 rows.  Returns false when the slice must end. */
-static bool gc_group(struct gc_run *g, struct ct_htab *h, uint64_t grp,
-		     uint64_t *next_due)
+/*
+ * The rows [first, last) under the due-time rules, with no yield per row
+ * and no early-drop pressure: the loop every busy pass spends its time in
+ * (most rows it visits have nothing due), kept down to a load and two
+ * compares per row.  Returns the minimum of the rows' new bounds.
+ */
+static uint64_t gc_rows_due(struct gc_run *g, struct ct_row *rows,
+			    uint64_t first, uint64_t last)
 {
-	struct ct_table *t = g->t;
-	enum ct_gc_lock_policy pol = t->gc.lock;
-	uint64_t first = grp * CT_GROUP_ROWS;
-	uint64_t last = first + CT_GROUP_ROWS;
+	ct_time_ns now = g->now;
 	uint64_t gmin = CT_DUE_NEVER;
-	bool go_on = true;
 
-	if (last > h->n_rows)
-		last = h->n_rows;
-	if (pol == CT_GC_LOCK_DUE && !g->pressure) {
-		uint64_t gd = ct_due_get(&h->group_due_inv[grp]);
-		if (gd > g->now) {
-			g->res->groups_skipped++;
-			if (gd < *next_due)
-				*next_due = gd;
-			return true;
-		}
-	}
-	ct_due_set(&h->group_due_inv[grp], CT_DUE_NEVER);
 	for (uint64_t i = first; i < last; i++) {
-		struct ct_row *r = &h->rows[i];
+		uint64_t rd = ct_due_get(&rows[i].due_inv);
+
+		if (rd <= now && !ct_row_moved(&rows[i]))
+			rd = gc_row(g, &rows[i]);
+		if (rd < gmin)
+			gmin = rd;
+	}
+	return gmin;
+}
+
+/* The same for every other case: the naive lock policies, early-drop
+ * pressure, a yield offered after every row. */
+static uint64_t gc_rows_policy(struct gc_run *g, struct ct_row *rows,
+			       uint64_t first, uint64_t last)
+{
+	enum ct_gc_lock_policy pol = g->t->gc.lock;
+	bool every_row = g->t->gc.yield == CT_GC_YIELD_EVERY_ROW;
+	uint64_t gmin = CT_DUE_NEVER;
+
+	for (uint64_t i = first; i < last; i++) {
+		struct ct_row *r = &rows[i];
 		uint64_t rd = ct_due_get(&r->due_inv);
 		bool lock;
 
-		g->res->rows_visited++;
 		switch (pol) {
 		case CT_GC_LOCK_ALWAYS:
 			lock = true;
@@ -293,13 +319,49 @@ static bool gc_group(struct gc_run *g, struct ct_htab *h, uint64_t grp,
 			rd = gc_row(g, r);
 		if (rd < gmin)
 			gmin = rd;
-		if (go_on && !gc_after_row(g))
-			go_on = false;
+		if (every_row) {
+			gc_yield(g);
+			if (g->retired)
+				return gmin;    /* rows may be gone: touch nothing */
+		}
 	}
+	return gmin;
+}
+
+/* One group of 64 rows.  Returns false when the slice must end. */
+static bool gc_group(struct gc_run *g, struct ct_htab *h, uint64_t grp,
+		     uint64_t *next_due)
+{
+	struct ct_table *t = g->t;
+	enum ct_gc_lock_policy pol = t->gc.lock;
+	uint64_t first = grp * CT_GROUP_ROWS;
+	uint64_t last = first + CT_GROUP_ROWS;
+	uint64_t gmin;
+
+	if (last > h->n_rows)
+		last = h->n_rows;
+	if (pol == CT_GC_LOCK_DUE && !g->pressure) {
+		uint64_t gd = ct_due_get(&h->group_due_inv[grp]);
+		if (gd > g->now) {
+			g->res->groups_skipped++;
+			if (gd < *next_due)
+				*next_due = gd;
+			return true;
+		}
+	}
+	ct_due_set(&h->group_due_inv[grp], CT_DUE_NEVER);
+	if ((pol == CT_GC_LOCK_DUE || pol == CT_GC_LOCK_DUE_ROWS) && !g->pressure &&
+	    t->gc.yield != CT_GC_YIELD_EVERY_ROW)
+		gmin = gc_rows_due(g, h->rows, first, last);
+	else
+		gmin = gc_rows_policy(g, h->rows, first, last);
+	if (g->retired)
+		return false;           /* h may be gone: touch nothing */
+	g->res->rows_visited += last - first;
 	ct_due_lower(&h->group_due_inv[grp], gmin);
 	if (gmin < *next_due)
 		*next_due = gmin;
-	return go_on;
+	return gc_after_rows(g, last - first);
 }
 
 int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
@@ -335,12 +397,17 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 
 	t->rcu->read_lock();
 	h = atomic_load_explicit(&t->htab, memory_order_acquire);
+	g.h = h;
 	grp = t->gc_cursor;
 	if (grp >= h->n_groups)
 		grp = 0;
 	for (;;) {
 		bool go_on = gc_group(&g, h, grp, &next_due);
 
+		if (g.retired) {
+			grp = 0;        /* a new generation: start it afresh */
+			break;
+		}
 		grp++;
 		if (grp >= h->n_groups) {
 			grp = 0;

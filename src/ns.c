@@ -19,7 +19,8 @@
  *  4. one call_rcu for the whole batch reclaims it after ONE grace period,
  *     and the caller does not wait for it (unless CT_NS_SYNC).
  * Entries of a dying namespace that some thread had already queued for
- * freeing hold the namespace back (pending_frees) until they are freed.
+ * freeing hold a reference each; the namespace's memory goes when the last
+ * reference does (ct_ns_put), whoever drops it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -44,6 +45,7 @@ static struct ct_ns *ns_alloc(struct ct_table *t, uint16_t id,
 	ns->id = id;
 	ns->table = t;
 	ns->gen = atomic_fetch_add(&t->ns_gen, 1) + 1;
+	atomic_init(&ns->refs, 1);
 	atomic_init(&ns->settings, copy);
 	for (int i = 0; i < CT_N_CLASSES; i++) {
 		ct_slab_init(&ns->slabs[i], &t->arena,
@@ -81,6 +83,12 @@ void ct_ns_free_all(struct ct_table *t)
 			ns_free_now(ns);
 		}
 	}
+}
+
+void ct_ns_put(struct ct_ns *ns)
+{
+	if (atomic_fetch_sub_explicit(&ns->refs, 1, memory_order_acq_rel) == 1)
+		ns_free_now(ns);
 }
 
 void ct_ns_count_add(struct ct_ns *ns, int64_t d)
@@ -184,15 +192,10 @@ static void batch_reclaim_cb(struct rcu_head *head)
 {
 	struct ns_batch *b = caa_container_of(head, struct ns_batch, rcu);
 
+	/* the published reference goes; entries still queued elsewhere keep
+	 * the namespace until their own grace period has passed */
 	for (unsigned i = 0; i < b->n; i++)
-		if (atomic_load_explicit(&b->ns[i]->pending_frees, memory_order_acquire)) {
-			/* entries queued before the teardown are still
-			 * waiting for their own grace period: try later */
-			b->t->rcu->update_call_rcu(&b->rcu, batch_reclaim_cb);
-			return;
-		}
-	for (unsigned i = 0; i < b->n; i++)
-		ns_free_now(b->ns[i]);
+		ct_ns_put(b->ns[i]);
 	free(b);
 }
 

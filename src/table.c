@@ -280,18 +280,25 @@ void ct_conn_fill_info(struct ct_table *t, struct ct_conn *c,
 
 /* ---- deferred reclaim ---- */
 
+static void free_one(struct ct_conn *c)
+{
+	struct ct_ns *ns = ct_slab_chunk_of(c)->slab->owner;
+
+	ct_slab_free(c);
+	/* last: a torn-down namespace's slabs may go with this reference */
+	ct_ns_put(ns);
+}
+
 static void free_batch_cb(struct rcu_head *head)
 {
 	struct ct_free_batch *b = caa_container_of(head, struct ct_free_batch, rcu);
+	struct ct_conn *c, *next;
 
-	for (unsigned i = 0; i < b->n; i++) {
-		struct ct_conn *c = b->conns[i];
-		struct ct_slab *s = ct_slab_chunk_of(c)->slab;
-		struct ct_ns *ns = s->owner;
-
-		ct_slab_free(c);
-		/* last: after this, a torn-down namespace may free the slab */
-		atomic_fetch_sub_explicit(&ns->pending_frees, 1, memory_order_release);
+	for (unsigned i = 0; i < b->n; i++)
+		free_one(b->conns[i]);
+	for (c = b->chain; c; c = next) {
+		next = (struct ct_conn *)(uintptr_t)c->expires;
+		free_one(c);
 	}
 	free(b);
 }
@@ -303,25 +310,34 @@ void ct_thread_flush_frees(struct ct_thread *thr)
 	if (!b)
 		return;
 	thr->pending = NULL;
+	b->chain = thr->orphans;
+	thr->orphans = NULL;
 	thr->t->rcu->update_call_rcu(&b->rcu, free_batch_cb);
 }
 
+/*
+ * Queue an unlinked entry for freeing after a grace period.  Batches of 64
+ * go to call_rcu (one grace period per 64 entries); a partial batch waits
+ * for more, or for ct_thread_flush_frees() (collector passes, flushes,
+ * teardown, detach).  If no batch can be allocated the entry is kept on the
+ * thread's orphan list, linked through its expires word - nobody reads the
+ * expiry of an unlinked, DYING entry - and leaves with the next batch.
+ */
 void ct_table_queue_free(struct ct_thread *thr, struct ct_conn *c)
 {
 	struct ct_ns *ns = ct_slab_chunk_of(c)->slab->owner;
 	struct ct_free_batch *b = thr->pending;
 
-	atomic_fetch_add_explicit(&ns->pending_frees, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&ns->refs, 1, memory_order_relaxed);
 	if (!b) {
 		b = malloc(sizeof(*b));
 		if (!b) {
-			/* no memory for a batch: wait for readers here instead */
-			thr->t->rcu->update_synchronize_rcu();
-			ct_slab_free(c);
-			atomic_fetch_sub(&ns->pending_frees, 1);
+			c->expires = (uint64_t)(uintptr_t)thr->orphans;
+			thr->orphans = c;
 			return;
 		}
 		b->n = 0;
+		b->chain = NULL;
 		thr->pending = b;
 	}
 	b->conns[b->n++] = c;
@@ -508,8 +524,11 @@ bool ct_table_resize_step(struct ct_table *t, uint64_t rows)
 	if (atomic_load_explicit(&h->mig_next, memory_order_relaxed) >= h->n_rows) {
 		atomic_store_explicit(&t->htab, f, memory_order_release);
 		atomic_fetch_add(&t->resizes, 1);
-		t->rcu->update_call_rcu(&h->rcu, old_htab_free_cb);
 		pthread_mutex_unlock(&t->resize_lock);
+		/* after unlocking: call_rcu wakes the reclaim thread, and a
+		 * waker the scheduler preempts must not hold up the next
+		 * resize meanwhile */
+		t->rcu->update_call_rcu(&h->rcu, old_htab_free_cb);
 		return false;
 	}
 	pthread_mutex_unlock(&t->resize_lock);

@@ -51,7 +51,10 @@ struct ct_ns {
 	uint64_t gen;                      /* unique per creation (magazines) */
 	_Atomic(struct ct_settings *) settings;
 	_Atomic int64_t count;             /* entries now */
-	_Atomic uint64_t pending_frees;    /* entries waiting for a grace period */
+	_Atomic uint64_t refs;             /* 1 while published, plus one per
+					    * entry queued for freeing: the
+					    * namespace's memory goes when it
+					    * drops to 0 (ct_ns_put) */
 	struct ct_counters_atomic {
 		_Atomic uint64_t v[sizeof(struct ct_counters) / sizeof(uint64_t)];
 	} ctr;                             /* per-namespace counters */
@@ -66,6 +69,9 @@ struct ct_ns {
 struct ct_free_batch {
 	struct rcu_head rcu;
 	unsigned n;
+	struct ct_conn *chain;   /* entries queued when no batch could be
+				  * allocated, linked through their (no
+				  * longer read) expires word */
 	struct ct_conn *conns[CT_FREE_BATCH];
 };
 
@@ -74,6 +80,7 @@ struct ct_thread {
 	struct cds_list_head node;         /* in t->threads, under t->thr_lock */
 	struct ct_counters ctr;            /* written by the owner only */
 	struct ct_free_batch *pending;     /* entries to free after a GP */
+	struct ct_conn *orphans;           /* queued while malloc failed */
 	int64_t count_delta;               /* not yet folded into t->count */
 	struct ct_slab_mag mags[CT_N_CLASSES];
 	/* per-namespace counters, batched: the namespace of the last packet
@@ -208,6 +215,8 @@ static inline bool ct_events_on(const struct ct_table *t)
 int ct_ns_init_zero(struct ct_table *t);
 void ct_ns_free_all(struct ct_table *t);
 void ct_ns_count_add(struct ct_ns *ns, int64_t d);
+/* Drop a reference to @ns; the last one frees its memory. */
+void ct_ns_put(struct ct_ns *ns);
 void ct_ns_ctr_add(struct ct_ns *ns, size_t field_off, uint64_t v);
 #define CT_NS_CTR(ns, field, v) \
 	ct_ns_ctr_add((ns), offsetof(struct ct_counters, field), (v))

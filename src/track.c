@@ -121,11 +121,11 @@ static bool kill(struct ct_thread *thr, struct ct_conn *c,
 		ct_conn_fill_info(thr->t, c, ci);
 	if (!ct_conn_unlink_locked(thr, c))
 		return false;
-	/* each removal is counted once: early_drop() counts its evictions
-	 * itself, as the collector does */
+	/* every removal is either expired or deleted; early_drop counts
+	 * the evictions among the deleted ones (stats.h) */
 	if (cause == CT_DESTROY_TIMEOUT)
 		thr->ctr.expired++;
-	else if (cause != CT_DESTROY_EARLY_DROP)
+	else
 		thr->ctr.deleted++;
 	return true;
 }
@@ -181,42 +181,57 @@ static bool early_drop(struct ct_thread *thr, uint64_t hash, uint16_t only_zone,
 }
 
 /*
- * Would a Linux router forward @pkt (and so confirm its new entry)?  Not
- * when the TTL / hop limit runs out, and not for addresses ip_forward() /
- * ip6_forward() refuse: loopback, unspecified or multicast sources,
- * multicast and broadcast destinations, IPv6 link-local scope.
+ * Would a Linux router confirm @pkt's new entry?  Its conntrack confirms
+ * packets it forwards (at postrouting) and packets it delivers to itself
+ * (at local input), never those it drops on the way.  Without knowing the
+ * router's own addresses, the rules are those of ip_route_input_slow() and
+ * ip6_forward() for everything else:
+ *  - delivered locally: limited broadcast 255.255.255.255, and the
+ *    multicast groups every Linux router joins (224.0.0.1; ff02::1, and
+ *    ff02::2 with forwarding on) - whatever the TTL;
+ *  - dropped: multicast or broadcast sources, 0.0.0.0 as a source (other
+ *    0.0.0.0/8 addresses are ordinary unicast since Linux 5.3), loopback,
+ *    other multicast groups (no multicast routing), IPv6 link-local,
+ *    loopback and unspecified addresses, and anything whose TTL or hop
+ *    limit would run out (<= 1);
+ *  - forwarded: the rest.
  */
-static bool forwardable(const struct ct_packet *pkt)
+static bool router_confirms(const struct ct_packet *pkt)
 {
 	const struct ct_tuple *t = &pkt->tuple;
 
-	if (pkt->ttl <= 1)
-		return false;
 	if (t->l3 == CT_L3_IPV4) {
 		uint32_t s = ntohl(t->src.ip4), d = ntohl(t->dst.ip4);
 
-		if ((s >> 24) == 127 || (s >> 24) == 0 || (s >> 28) == 0xe ||
-		    s == 0xffffffffu)
+		if ((s >> 28) == 0xe || s == 0xffffffffu)
 			return false;
-		if ((d >> 24) == 127 || (d >> 24) == 0 || (d >> 28) == 0xe ||
-		    d == 0xffffffffu)
+		if (d == 0xffffffffu || d == 0xe0000001u)
+			return true;
+		if (s == 0 || (d >> 28) == 0xe || (d >> 24) == 0 ||
+		    (s >> 24) == 127 || (d >> 24) == 127)
 			return false;
-		return true;
+		return pkt->ttl > 1;
 	}
-	/* IPv6 */
 	{
 		static const uint8_t loop[16] = { [15] = 1 };
 		static const uint8_t unspec[16];
+		static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 1 };
+		static const uint8_t all_routers[16] = { 0xff, 0x02, [15] = 2 };
 		const uint8_t *s = t->src.ip6, *d = t->dst.ip6;
 
-		if (s[0] == 0xff || d[0] == 0xff)
+		if (s[0] == 0xff)
+			return false;
+		if (!memcmp(d, all_nodes, 16) || !memcmp(d, all_routers, 16))
+			return true;
+		if (d[0] == 0xff)
 			return false;
 		if ((s[0] == 0xfe && (s[1] & 0xc0) == 0x80) ||
 		    (d[0] == 0xfe && (d[1] & 0xc0) == 0x80))
 			return false;
-		if (!memcmp(s, loop, 16) || !memcmp(d, loop, 16) || !memcmp(s, unspec, 16))
+		if (!memcmp(s, loop, 16) || !memcmp(d, loop, 16) ||
+		    !memcmp(s, unspec, 16) || !memcmp(d, unspec, 16))
 			return false;
-		return true;
+		return pkt->ttl > 1;
 	}
 }
 
@@ -546,7 +561,7 @@ create: {
 		thr->ctr.deleted++;
 		return;
 	}
-	if (set->router && !forwardable(pkt)) {
+	if (set->router && !router_confirms(pkt)) {
 		/* the router drops it before confirmation: no entry, no event */
 		ct_slab_unused(mag, c);
 		v->cls = CT_V_NEW;
@@ -662,10 +677,11 @@ static void make_key(const struct ct_table *t, const struct ct_packet *pkt,
 	k->lookup = true;
 }
 
+/* Entries freed during a call wait in the thread's batch: a grace period
+ * per 64 of them, not per call (see ct_table_queue_free). */
 static void end_call(struct ct_thread *thr)
 {
-	if (thr->pending)
-		ct_thread_flush_frees(thr);
+	(void)thr;
 }
 
 int ct_process(struct ct_thread *thr, const struct ct_packet *pkt,
@@ -715,9 +731,15 @@ int ct_process_burst(struct ct_thread *thr, const struct ct_packet *const *pkts,
 			uint64_t sl = atomic_load_explicit(&((struct ct_row *)r)->slot[s],
 							   memory_order_relaxed);
 			if (sl && (sl & 0xffff000000000000ull) == sig) {
+				/* an entry with its private area and accounting
+				 * spans up to 192 bytes from an address that is
+				 * not line-aligned: up to four lines, all of
+				 * which the tracker touches */
 				const char *c = (const char *)ct_slot_conn(sl);
 				__builtin_prefetch(c);
-				__builtin_prefetch(c + 63);
+				__builtin_prefetch(c + 64);
+				__builtin_prefetch(c + 128);
+				__builtin_prefetch(c + 191);
 			}
 		}
 	}
