@@ -8,13 +8,12 @@
  * and reporting medians, because this machine has two cores and its speed
  * drifts: figures taken minutes apart do not compare.
  *
- * Workloads (default: bench large pcap):
+ * Workloads (default: all; docs/peers.md says what each one equalises):
  *  bench  OVS's own `ovstest test-conntrack benchmark T N B [1]`.  ctrack
  *         runs identical work: T threads, each with its own batch of B
  *         frames built byte for byte as OVS builds them (checked against
  *         the hex in OVS's tests/test-conntrack.c), sent N/B times each,
- *         through ct_parse_frame + ct_process_burst, with a fixed `now`;
- *         the time between the two barriers is what both sides time.
+ *         through ct_parse_frame + ct_process_burst, with a fixed `now`.
  *  large  100k / 1M / 3M UDP flows (frames from bench/ovs/frames.h, same
  *         bytes and order on both sides, 32 per call, one thread): insert
  *         rate, reply rate, memory per connection (RSS delta / flows),
@@ -22,13 +21,23 @@
  *         entries, flushing a zone holding half the table.  OVS side: the
  *         harness bench/ovs/ovs_ct_harness.c linked against the OVS build.
  *  pcap   the capture path: `ovstest test-conntrack pcap FILE [32]` against
- *         `ctrack read --no-table FILE`, whole processes timed, on the
- *         Ethernet pcaps in ../shared/pcaps and on a synthetic capture
- *         generated here into the cache directory.
+ *         `ctrack read --no-table FILE`, whole processes, on the Ethernet
+ *         pcaps of ../shared/pcaps (concatenated) and on a synthetic
+ *         capture generated into the cache directory.
+ *  kernel nf_conntrack in a router namespace (bench/ovs/kernel-ns.sh): the
+ *         cost of a new connection (one-packet UDP flows replayed through
+ *         it, with and without conntrack), `conntrack -L` and `-F`.
+ *  flows  `softflowd -r` and `nfpcapd -r` against `ctrack read`.
+ *
+ * Timing.  The machine is small and shared, so wherever both sides can be
+ * timed the same way in CPU time (the working thread's, or the whole
+ * process's with all its threads) they are, and the wall-clock figures go
+ * into the rows' parameters; only the kernel's new-connection cost, a
+ * difference of two replay times, is wall clock.
  *
  * Every measurement runs in a fresh process (fork for ctrack, exec for
- * OVS), so that one run's memory and caches do not leak into the next and
- * RSS deltas are the run's own.
+ * the peers), so that one run's memory and caches do not leak into the
+ * next and RSS deltas are the run's own.
  */
 #include <errno.h>
 #include <stdarg.h>

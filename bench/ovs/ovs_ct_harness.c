@@ -11,7 +11,8 @@
  * Usage: ovs-ct-harness large N L
  *   N flows, L established lookups.  Prints "key value" lines:
  *   frames_fnv, insert_mpps, reply_mpps, bytes_per_conn, lookup_mpps,
- *   drain_ms, flush_zone_ms, flush_zone_removed, ...
+ *   drain_ms, flush_zone_ms (thread CPU time), the same with _wall_, and
+ *   the entry counts after each phase, which ctrack-bench checks.
  *
  * Why conntrack.c is included rather than linked: OVS expires entries only
  * from its own cleanup thread, which reads the wall clock; the function it
