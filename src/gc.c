@@ -250,10 +250,9 @@ static uint64_t gc_row(struct gc_run *g, struct ct_row *head)
 			ct_event_emit(t, CT_EV_DESTROY, CT_EVW_DESTROY, cause, g->now, ci);
 		}
 		if (early[i]) {
-			/* an eviction is a removal "otherwise": counted as
-			 * deleted too (stats.h), as when a packet evicts */
+			/* each removal is counted once, under one cause
+			 * (stats.h), as track.c's early_drop() does */
 			CT_CTR_INC(thr, early_drop);
-			CT_CTR_INC(thr, deleted);
 			CT_NS_CTR(ns, early_drop, 1);
 		} else {
 			CT_CTR_INC(thr, expired);

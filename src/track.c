@@ -135,11 +135,11 @@ static bool kill(struct ct_thread *thr, struct ct_conn *c,
 		ct_conn_fill_info(thr->t, c, ci);
 	if (!ct_conn_unlink_locked(thr, c))
 		return false;
-	/* every removal is either expired or deleted; early_drop counts
-	 * the evictions among the deleted ones (stats.h) */
+	/* each removal is counted once, under one cause (stats.h):
+	 * early_drop() counts its own evictions */
 	if (cause == CT_DESTROY_TIMEOUT)
 		CT_CTR_INC(thr, expired);
-	else
+	else if (cause != CT_DESTROY_EARLY_DROP)
 		CT_CTR_INC(thr, deleted);
 	return true;
 }

@@ -38,10 +38,9 @@ struct ct_stats {
 	uint64_t related;        /* ICMP errors matched to an entry */
 	uint64_t expired;        /* entries removed by timeout */
 	uint64_t deleted;        /* entries removed otherwise (protocol, flush,
-				  * namespace teardown, early drop): always
-				  * insert == count + expired + deleted, and
-				  * early_drop counts the evictions among the
-				  * deleted */
+				  * namespace teardown).  Each removal is
+				  * counted once, under one cause: insert ==
+				  * count + expired + deleted + early_drop */
 	uint64_t gc_passes;      /* full collector passes */
 	uint64_t gc_rows_locked; /* rows the collector locked */
 	uint64_t resizes;        /* online resizes completed */
