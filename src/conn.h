@@ -15,8 +15,10 @@
  *  - l4state, the private area, counters, mark, labels: written only with
  *    the entry's lock held (ct_conn_lock); readers that copy them out for a
  *    dump take the lock too.
- *  - expires: written with the entry's lock held, read without (GC, dumps,
- *    lookups reaping expired entries) - it is a single aligned 64-bit word.
+ *  - expires: written with the entry's lock held, read without it by the
+ *    collector, migration and the due bounds - so once the entry is
+ *    published it is stored with a relaxed atomic store, and loaded
+ *    atomically by those who do not hold the lock.
  *  - status: atomic bit operations; CT_ST_DYING is set, with the entry's
  *    lock held, by whoever unlinks the entry, before it leaves its row.  A
  *    packet that finds a DYING entry treats it as absent.

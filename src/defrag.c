@@ -268,7 +268,9 @@ static struct fq *fq_find(struct ct_defrag *d, const struct fkey *key,
 	if (!fq)
 		return NULL;
 	fq->key = *key;
-	fq->expires = now + d->timeout[fi];
+	/* saturated: a clock near the end of its range must not wrap the
+	 * expiry into the past (the datagram would time out at once) */
+	fq->expires = now + d->timeout[fi] < now ? UINT64_MAX : now + d->timeout[fi];
 	fq->mem = sizeof(*fq);
 	d->mem += fq->mem;
 	fq->hnext = *b;

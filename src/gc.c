@@ -102,6 +102,8 @@ struct gc_run {
 	unsigned since_clock;  /* rows since the clock was last read */
 	bool pressure;         /* above 95% of max: early drop */
 	bool stopped;
+	struct ct_htab *h;     /* the generation this slice walks */
+	bool retired;          /* h stopped being current at a yield */
 	struct ct_gc_result *res;
 };
 
@@ -119,6 +121,15 @@ static void gc_yield(struct gc_run *g)
 	}
 	if (atomic_load_explicit(&t->gc_stop, memory_order_relaxed))
 		g->stopped = true;
+	/* A resize that completed before this new read-side section began
+	 * may have handed g->h to call_rcu, and nothing keeps it mapped for
+	 * us now: if it is no longer current, the slice ends here without
+	 * touching it again.  If it is still current, a later retirement
+	 * waits for this section (it ends at the next yield). */
+	if (atomic_load_explicit(&t->htab, memory_order_acquire) != g->h) {
+		g->retired = true;
+		g->stopped = true;
+	}
 	g->res->yields++;
 }
 
@@ -239,13 +250,15 @@ static uint64_t gc_row(struct gc_run *g, struct ct_row *head)
 			ct_event_emit(t, CT_EV_DESTROY, CT_EVW_DESTROY, cause, g->now, ci);
 		}
 		if (early[i]) {
-			thr->ctr.early_drop++;
+			/* each removal is counted once, under one cause
+			 * (stats.h), as track.c's early_drop() does */
+			CT_CTR_INC(thr, early_drop);
 			CT_NS_CTR(ns, early_drop, 1);
 		} else {
-			thr->ctr.expired++;
+			CT_CTR_INC(thr, expired);
 			CT_NS_CTR(ns, expired, 1);
 		}
-		thr->count_delta--;
+		ct_thread_count_add(thr, -1);
 		ct_ns_count_add(ns, -1);
 		ct_table_queue_free(thr, c);
 	}
@@ -305,8 +318,11 @@ static uint64_t gc_rows_policy(struct gc_run *g, struct ct_row *rows,
 			rd = gc_row(g, r);
 		if (rd < gmin)
 			gmin = rd;
-		if (every_row)
+		if (every_row) {
 			gc_yield(g);
+			if (g->retired)
+				return gmin;    /* rows may be gone: touch nothing */
+		}
 	}
 	return gmin;
 }
@@ -338,6 +354,8 @@ static bool gc_group(struct gc_run *g, struct ct_htab *h, uint64_t grp,
 		gmin = gc_rows_due(g, h->rows, first, last);
 	else
 		gmin = gc_rows_policy(g, h->rows, first, last);
+	if (g->retired)
+		return false;           /* h may be gone: touch nothing */
 	g->res->rows_visited += last - first;
 	ct_due_lower(&h->group_due_inv[grp], gmin);
 	if (gmin < *next_due)
@@ -361,10 +379,19 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 	memset(res, 0, sizeof(*res));
 	if (pthread_mutex_trylock(&t->gc_lock) != 0)
 		return -EBUSY;
-	/* help a resize first: the collector scans one generation */
-	while (ct_table_resize_step(t, 256))
-		if (budget_ns && mono_ns() - start >= budget_ns)
+	/* help a resize first: the collector scans one generation.  Each
+	 * step runs in a read-side section: ct_table_resize_step() looks at
+	 * the current generation before it takes resize_lock, and a resize
+	 * completing meanwhile retires that generation */
+	for (;;) {
+		bool more;
+
+		t->rcu->read_lock();
+		more = ct_table_resize_step(t, 256);
+		t->rcu->read_unlock();
+		if (!more || (budget_ns && mono_ns() - start >= budget_ns))
 			break;
+	}
 	memset(&g, 0, sizeof(g));
 	g.thr = thr;
 	g.t = t;
@@ -378,12 +405,17 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 
 	t->rcu->read_lock();
 	h = atomic_load_explicit(&t->htab, memory_order_acquire);
+	g.h = h;
 	grp = t->gc_cursor;
 	if (grp >= h->n_groups)
 		grp = 0;
 	for (;;) {
 		bool go_on = gc_group(&g, h, grp, &next_due);
 
+		if (g.retired) {
+			grp = 0;        /* a new generation: start it afresh */
+			break;
+		}
 		grp++;
 		if (grp >= h->n_groups) {
 			grp = 0;

@@ -146,6 +146,9 @@ enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *head,
 				       struct ct_conn **clash)
 {
 	uint64_t sig = ct_slot_sig(hash);
+	/* read before c is published (migration: c is live, and its
+	 * writers hold its lock, not the row's) */
+	uint64_t exp = __atomic_load_n(&c->expires, __ATOMIC_RELAXED);
 	_Atomic uint64_t *free_slot = NULL;
 	struct ct_row *r = head, *last = head;
 	unsigned n = 0;
@@ -177,6 +180,10 @@ enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *head,
 	}
 	if (max_chain && n >= max_chain)
 		return CT_INS_CHAIN;
+	/* an entry is CONFIRMED once, and only once, it is in a row: a
+	 * namespace walk trusts an entry's other fields only then (ns.c);
+	 * release: its fields are written before (a no-op on migration) */
+	atomic_fetch_or_explicit(&c->status, CT_ST_CONFIRMED, memory_order_release);
 	if (!free_slot) {
 		struct ct_row *o = ovf_new(h);
 		if (!o)
@@ -193,7 +200,7 @@ enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *head,
 		atomic_store_explicit(free_slot, ct_slot_make(c, hash),
 				      memory_order_release);
 	}
-	ct_due_lower(&head->due_inv, c->expires);
+	ct_due_lower(&head->due_inv, exp);
 	return CT_INS_OK;
 }
 

@@ -23,7 +23,8 @@
  *  4. one call_rcu for the whole batch reclaims it after ONE grace period,
  *     and the caller does not wait for it (unless CT_NS_SYNC).
  * Entries of a dying namespace that some thread had already queued for
- * freeing hold the namespace back (pending_frees) until they are freed.
+ * freeing hold a reference each; the namespace's memory goes when the last
+ * reference does (ct_ns_put), whoever drops it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -48,10 +49,12 @@ static struct ct_ns *ns_alloc(struct ct_table *t, uint16_t id,
 	ns->id = id;
 	ns->table = t;
 	ns->gen = atomic_fetch_add(&t->ns_gen, 1) + 1;
+	atomic_init(&ns->refs, 1);
 	atomic_init(&ns->settings, copy);
 	for (int i = 0; i < CT_N_CLASSES; i++) {
 		ct_slab_init(&ns->slabs[i], &t->arena,
-			     (uint32_t)(sizeof(struct ct_conn) + (size_t)i * 8));
+			     (uint32_t)(sizeof(struct ct_conn) + (size_t)i * 8),
+			     (uint32_t)offsetof(struct ct_conn, status));
 		ns->slabs[i].owner = ns;
 		ns->slabs[i].zone = id;
 	}
@@ -87,6 +90,12 @@ void ct_ns_free_all(struct ct_table *t)
 	}
 }
 
+void ct_ns_put(struct ct_ns *ns)
+{
+	if (atomic_fetch_sub_explicit(&ns->refs, 1, memory_order_acq_rel) == 1)
+		ns_free_now(ns);
+}
+
 void ct_ns_count_add(struct ct_ns *ns, int64_t d)
 {
 	atomic_fetch_add_explicit(&ns->count, d, memory_order_relaxed);
@@ -119,11 +128,19 @@ out:
 	return err;
 }
 
-bool ct_ns_exists(const struct ct_table *t, uint16_t id)
+/* Not attached, so no read-side section: ns_lock keeps @id's namespace
+ * from being unpublished and reclaimed while we look (as ct_ns_get_stats). */
+bool ct_ns_exists(const struct ct_table *ct, uint16_t id)
 {
-	struct ct_ns *ns = ct_ns_get(t, id);
+	struct ct_table *t = (struct ct_table *)ct;
+	struct ct_ns *ns;
+	bool alive;
 
-	return ns && atomic_load(&ns->state) == CT_NS_ALIVE;
+	pthread_mutex_lock(&t->ns_lock);
+	ns = ct_ns_get(t, id);
+	alive = ns && atomic_load(&ns->state) == CT_NS_ALIVE;
+	pthread_mutex_unlock(&t->ns_lock);
+	return alive;
 }
 
 /* An old settings copy waiting for readers to finish with it. */
@@ -188,15 +205,10 @@ static void batch_reclaim_cb(struct rcu_head *head)
 {
 	struct ns_batch *b = caa_container_of(head, struct ns_batch, rcu);
 
+	/* the published reference goes; entries still queued elsewhere keep
+	 * the namespace until their own grace period has passed */
 	for (unsigned i = 0; i < b->n; i++)
-		if (atomic_load_explicit(&b->ns[i]->pending_frees, memory_order_acquire)) {
-			/* entries queued before the teardown are still
-			 * waiting for their own grace period: try later */
-			b->t->rcu->update_call_rcu(&b->rcu, batch_reclaim_cb);
-			return;
-		}
-	for (unsigned i = 0; i < b->n; i++)
-		ns_free_now(b->ns[i]);
+		ct_ns_put(b->ns[i]);
 	free(b);
 }
 
@@ -216,12 +228,12 @@ static void victim_done(struct victim_ctx *vc, struct ct_conn *c)
 	struct ct_thread *thr = vc->thr;
 	struct ct_ns *ns = ct_slab_chunk_of(c)->slab->owner;
 
-	thr->count_delta--;
+	ct_thread_count_add(thr, -1);
 	if (ns == vc->walking)
 		vc->walked++;        /* one atomic per namespace, not per entry */
 	else
 		ct_ns_count_add(ns, -1);
-	thr->ctr.deleted++;
+	CT_CTR_INC(thr, deleted);
 	vc->removed++;
 	if (vc->events) {
 		struct ct_conn_info ci;
@@ -245,14 +257,19 @@ static bool row_holds(struct ct_row *head, const struct ct_conn *c)
 }
 
 /*
- * Walk strategy: every live object of the namespaces' slabs.  An entry is
- * claimed (DYING) only once it is found in its locked row: the inserter
- * sets CONFIRMED before it inserts, so a walk can meet an entry that is
- * in no row yet.  Claiming that one would make the inserter's own
- * teardown check (track.c) lose the DYING race and leave the entry in its
- * row after the namespace's memory is gone.  Left alone, it is removed by
- * its inserter, which sees the namespace DYING after inserting (the
- * seq_cst pair with track.c), or found here if the insert came first.
+ * Walk strategy: every live object of the namespaces' slabs.  The walk
+ * reads an object's status (the slab's guard word, slab.h) and nothing
+ * else until status says CONFIRMED: only then was the entry inserted
+ * (htab.c sets it under the row lock, with release order, just before the
+ * entry becomes visible), and only then can it not be recycled under our
+ * feet (a published entry is freed after a grace period, and this walk
+ * runs in a read-side section).  Other objects - free, in a magazine, a
+ * creation that failed - may be rewritten by their owner at any time.
+ *
+ * An entry is claimed (DYING) only once it is found in its locked row,
+ * so that a claim always ends with the entry leaving its row.  An entry
+ * not confirmed yet is left to its inserter, which sees the namespace
+ * DYING after inserting (the seq_cst pair with track.c).
  */
 static void walk_one(void *obj, void *arg)
 {
@@ -319,8 +336,6 @@ static void walk_ns(struct victim_ctx *vc, struct ct_ns *ns)
 	for (int i = 0; i < CT_N_CLASSES; i++) {
 		struct ct_slab *s = &ns->slabs[i];
 
-		if (!s->chunks)
-			continue;
 		/* the slab lock freezes the chunk list; objects carved after
 		 * this are caught by their inserter (it sees DYING) */
 		while (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire))
@@ -355,7 +370,7 @@ static bool zone_dying(const uint64_t *dying, const struct ct_conn *c)
 static void sweep_prefetch(struct ct_row *r, const uint64_t *dying)
 {
 	for (int k = 0; k < CT_ROW_SLOTS; k++) {
-		uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_relaxed);
+		uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_acquire);
 
 		if (s && zone_dying(dying, ct_slot_conn(s)))
 			__builtin_prefetch(&ct_slot_conn(s)->status, 1);
@@ -374,10 +389,12 @@ static void sweep_rows(struct victim_ctx *vc, struct ct_htab *h,
 
 		if (i + SWEEP_AHEAD < h->n_rows)
 			sweep_prefetch(&h->rows[i + SWEEP_AHEAD], dying);
-		/* look without the lock first: most rows have no victim */
+		/* look without the lock first: most rows have no victim
+		 * (acquire: the chunk header of what a slot points to was
+		 * written before the slot) */
 		for (struct ct_row *r = head; r && !any; r = ct_row_next(r))
 			for (int k = 0; k < CT_ROW_SLOTS; k++) {
-				uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_relaxed);
+				uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_acquire);
 				uint32_t z;
 
 				if (!s)

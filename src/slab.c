@@ -111,11 +111,29 @@ static void arena_chunk_put(struct ct_arena *a, void *c)
 	pthread_mutex_unlock(&a->lock);
 }
 
-void ct_slab_init(struct ct_slab *s, struct ct_arena *a, uint32_t obj_size)
+void ct_slab_init(struct ct_slab *s, struct ct_arena *a, uint32_t obj_size,
+		  uint32_t guard_off)
 {
 	memset(s, 0, sizeof(*s));
 	s->arena = a;
 	s->obj_size = (obj_size + 7u) & ~7u;
+	s->guard_off = guard_off;
+}
+
+static _Atomic uint32_t *guard_of(const struct ct_slab *s, void *obj)
+{
+	return (_Atomic uint32_t *)((uint8_t *)obj + s->guard_off);
+}
+
+/* Zero @obj without a plain store to its guard word (see slab.h). */
+static void zero_obj(const struct ct_slab *s, void *obj)
+{
+	uint8_t *p = obj;
+	uint32_t g = s->guard_off;
+
+	memset(p, 0, g);
+	atomic_store_explicit(guard_of(s, obj), 0, memory_order_relaxed);
+	memset(p + g + 4, 0, s->obj_size - g - 4);
 }
 
 void ct_slab_release(struct ct_slab *s)
@@ -152,7 +170,13 @@ static void *slab_carve(struct ct_slab *s)
 		s->cur = c;
 		s->n_chunks++;
 	}
-	return (uint8_t *)c + c->first_off + (size_t)c->used++ * c->obj_size;
+	/* a reused chunk holds stale objects: the walk must read 0 here
+	 * (plain store: the walk holds the slab lock we hold) */
+	{
+		void *obj = (uint8_t *)c + c->first_off + (size_t)c->used++ * c->obj_size;
+		*(uint32_t *)((uint8_t *)obj + s->guard_off) = 0;
+		return obj;
+	}
 }
 
 void *ct_slab_alloc(struct ct_slab *s, struct ct_slab_mag *mag)
@@ -178,14 +202,16 @@ void *ct_slab_alloc(struct ct_slab *s, struct ct_slab_mag *mag)
 			return NULL;
 	}
 	obj = mag->objs[--mag->n];
-	memset(obj, 0, s->obj_size);
+	zero_obj(s, obj);
 	return obj;
 }
 
 void ct_slab_unused(struct ct_slab_mag *mag, void *obj)
 {
 	if (mag->n < CT_MAG_OBJS) {
-		memset(obj, 0, sizeof(void *));
+		/* the walk may read the guard word of a magazine's object */
+		atomic_store_explicit(guard_of(ct_slab_chunk_of(obj)->slab, obj), 0,
+				      memory_order_relaxed);
 		mag->objs[mag->n++] = obj;
 	} else {
 		ct_slab_free(obj);
@@ -196,9 +222,9 @@ void ct_slab_free(void *obj)
 {
 	struct ct_slab *s = ct_slab_chunk_of(obj)->slab;
 
-	/* status (at offset 48 of an entry) must read 0 for a free object;
-	 * the whole object is cleared so a namespace walk skips it */
-	memset(obj, 0, s->obj_size);
+	/* the guard word (an entry's status) must read 0 for a free object,
+	 * so that a namespace walk skips it */
+	zero_obj(s, obj);
 	slab_lock(s);
 	*(void **)obj = s->free;
 	s->free = obj;

@@ -15,6 +15,15 @@
  *
  * Every object handed out is zeroed.  An object on a free list has status
  * 0, which is how a namespace walk tells live entries from free ones.
+ *
+ * Guard word.  A namespace walk (ns.c) reads one 32-bit word of every
+ * object ever carved - an entry's status - while other threads allocate,
+ * free and recycle objects of the same slab.  So slab.c never writes that
+ * word with a plain store: zeroing writes it with an atomic store and the
+ * rest of the object with memset, and a carved object gets its guard word
+ * zeroed under the slab lock (the walk holds it), even from a reused chunk
+ * whose old contents are stale.  The walk reads nothing but that word of
+ * an object until the word says the object is published (ns.c).
  */
 #ifndef CT_SLAB_H
 #define CT_SLAB_H
@@ -48,6 +57,7 @@ struct ct_slab {
 	void *owner;                  /* the namespace (slab.c never reads it) */
 	uint16_t zone;                /* its id, copied into each chunk */
 	uint32_t obj_size;
+	uint32_t guard_off;           /* offset of the guard word (see above) */
 	_Atomic uint8_t lock;
 	struct ct_slab_chunk *chunks; /* all chunks, newest first */
 	struct ct_slab_chunk *cur;    /* the chunk being carved */
@@ -80,7 +90,10 @@ struct ct_arena {
 int ct_arena_init(struct ct_arena *a);
 void ct_arena_fini(struct ct_arena *a);
 
-void ct_slab_init(struct ct_slab *s, struct ct_arena *a, uint32_t obj_size);
+/* @guard_off: offset of the 32-bit guard word (4-byte aligned, inside the
+ * object, not in its first 8 bytes, which hold the free-list link). */
+void ct_slab_init(struct ct_slab *s, struct ct_arena *a, uint32_t obj_size,
+		  uint32_t guard_off);
 
 /* Return every chunk of @s to its arena.  Nobody may use @s or its objects
  * any more (after a grace period, for namespace teardown). */

@@ -1,8 +1,10 @@
 /*
  * stats.c - summing the per-thread counters into conntrack -S figures.
  *
- * Threads count into their own struct ct_counters with plain increments;
- * a reader sums them with relaxed loads under the thread-list lock, plus
+ * Threads count into their own struct ct_counters, each counter written
+ * by its owner only, with a relaxed atomic store (CT_CTR_INC: no locked
+ * instruction); a reader sums them with relaxed loads under the
+ * thread-list lock, plus
  * what detached threads left behind.  The sum may trail concurrent work
  * by a few packets, never by more.
  */
@@ -65,18 +67,33 @@ void ct_table_get_stats(const struct ct_table *ct, struct ct_stats *s)
 	s->resizes = atomic_load(&t->resizes);
 }
 
-int ct_ns_get_stats(const struct ct_table *t, uint16_t id, struct ct_stats *s)
+/*
+ * The caller need not be attached, so it cannot hold a read-side section:
+ * ns_lock keeps the namespace published (ct_ns_destroy unpublishes it, and
+ * only then queues its memory for reclaim, under that lock) while we read.
+ */
+int ct_ns_get_stats(const struct ct_table *ct, uint16_t id, struct ct_stats *s)
 {
-	struct ct_ns *ns = ct_ns_get(t, id);
+	struct ct_table *t = (struct ct_table *)ct;
 	struct ct_counters c;
 	uint64_t *d = (uint64_t *)&c;
+	struct ct_ns *ns;
+	int64_t count;
 
-	if (!ns)
+	pthread_mutex_lock(&t->ns_lock);
+	ns = ct_ns_get(t, id);
+	if (!ns) {
+		pthread_mutex_unlock(&t->ns_lock);
 		return -ENOENT;
+	}
 	for (size_t i = 0; i < N_CTR; i++)
 		d[i] = atomic_load_explicit(&ns->ctr.v[i], memory_order_relaxed);
 	memset(s, 0, sizeof(*s));
 	to_stats(&c, s);
-	s->count = (uint64_t)atomic_load(&ns->count);
+	/* an entry may leave before its inserter counted it in: a moment
+	 * of -1, shown as 0 as ct_table_count() does */
+	count = atomic_load(&ns->count);
+	s->count = count < 0 ? 0 : (uint64_t)count;
+	pthread_mutex_unlock(&t->ns_lock);
 	return 0;
 }

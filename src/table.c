@@ -106,6 +106,7 @@ int ct_table_create(const struct ct_table_config *cfg, struct ct_table **out)
 	t->htab = ct_htab_new(pow2_at_least(cfg->settings.buckets ? cfg->settings.buckets : 1024));
 	if (!t->htab)
 		goto nomem;
+	atomic_init(&t->n_rows, atomic_load(&t->htab)->n_rows);
 	if (ct_ns_init_zero(t) < 0)
 		goto nomem;
 	ct_gc_init(t);
@@ -280,18 +281,25 @@ void ct_conn_fill_info(struct ct_table *t, struct ct_conn *c,
 
 /* ---- deferred reclaim ---- */
 
+static void free_one(struct ct_conn *c)
+{
+	struct ct_ns *ns = ct_slab_chunk_of(c)->slab->owner;
+
+	ct_slab_free(c);
+	/* last: a torn-down namespace's slabs may go with this reference */
+	ct_ns_put(ns);
+}
+
 static void free_batch_cb(struct rcu_head *head)
 {
 	struct ct_free_batch *b = caa_container_of(head, struct ct_free_batch, rcu);
+	struct ct_conn *c, *next;
 
-	for (unsigned i = 0; i < b->n; i++) {
-		struct ct_conn *c = b->conns[i];
-		struct ct_slab *s = ct_slab_chunk_of(c)->slab;
-		struct ct_ns *ns = s->owner;
-
-		ct_slab_free(c);
-		/* last: after this, a torn-down namespace may free the slab */
-		atomic_fetch_sub_explicit(&ns->pending_frees, 1, memory_order_release);
+	for (unsigned i = 0; i < b->n; i++)
+		free_one(b->conns[i]);
+	for (c = b->chain; c; c = next) {
+		next = (struct ct_conn *)(uintptr_t)c->expires;
+		free_one(c);
 	}
 	free(b);
 }
@@ -303,25 +311,34 @@ void ct_thread_flush_frees(struct ct_thread *thr)
 	if (!b)
 		return;
 	thr->pending = NULL;
+	b->chain = thr->orphans;
+	thr->orphans = NULL;
 	thr->t->rcu->update_call_rcu(&b->rcu, free_batch_cb);
 }
 
+/*
+ * Queue an unlinked entry for freeing after a grace period.  Batches of 64
+ * go to call_rcu (one grace period per 64 entries); a partial batch waits
+ * for more, or for ct_thread_flush_frees() (collector passes, flushes,
+ * teardown, detach).  If no batch can be allocated the entry is kept on the
+ * thread's orphan list, linked through its expires word - nobody reads the
+ * expiry of an unlinked, DYING entry - and leaves with the next batch.
+ */
 void ct_table_queue_free(struct ct_thread *thr, struct ct_conn *c)
 {
 	struct ct_ns *ns = ct_slab_chunk_of(c)->slab->owner;
 	struct ct_free_batch *b = thr->pending;
 
-	atomic_fetch_add_explicit(&ns->pending_frees, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&ns->refs, 1, memory_order_relaxed);
 	if (!b) {
 		b = malloc(sizeof(*b));
 		if (!b) {
-			/* no memory for a batch: wait for readers here instead */
-			thr->t->rcu->update_synchronize_rcu();
-			ct_slab_free(c);
-			atomic_fetch_sub(&ns->pending_frees, 1);
+			__atomic_store_n(&c->expires, (uint64_t)(uintptr_t)thr->orphans, __ATOMIC_RELAXED);
+			thr->orphans = c;
 			return;
 		}
 		b->n = 0;
+		b->chain = NULL;
 		thr->pending = b;
 	}
 	b->conns[b->n++] = c;
@@ -334,7 +351,7 @@ void ct_thread_fold_count(struct ct_thread *thr)
 	if (thr->count_delta) {
 		atomic_fetch_add_explicit(&thr->t->count, thr->count_delta,
 					  memory_order_relaxed);
-		thr->count_delta = 0;
+		__atomic_store_n(&thr->count_delta, 0, __ATOMIC_RELAXED);
 	}
 }
 
@@ -371,7 +388,7 @@ static bool unlink_common(struct ct_thread *thr, struct ct_conn *c)
 	ct_row_unlock(r);
 	if (!found)
 		return false;
-	thr->count_delta--;
+	ct_thread_count_add(thr, -1);
 	if (thr->count_delta <= -64)
 		ct_thread_fold_count(thr);
 	ct_ns_count_add(ns, -1);
@@ -411,13 +428,15 @@ void ct_conn_due_lowered(struct ct_table *t, struct ct_conn *c)
 {
 	struct ct_htab *h = atomic_load_explicit(&t->htab, memory_order_acquire);
 	struct ct_htab *f = atomic_load_explicit(&h->future, memory_order_acquire);
+	uint64_t exp;
 
 	/* the store of c->expires must be ordered before the loads of the
 	 * bounds (gc.c explains the pairing) */
 	atomic_thread_fence(memory_order_seq_cst);
-	ct_htab_lower_due(h, c->hash & h->mask, c->expires);
+	exp = __atomic_load_n(&c->expires, __ATOMIC_RELAXED);
+	ct_htab_lower_due(h, c->hash & h->mask, exp);
 	if (f)
-		ct_htab_lower_due(f, c->hash & f->mask, c->expires);
+		ct_htab_lower_due(f, c->hash & f->mask, exp);
 }
 
 /* ---- online resize ---- */
@@ -468,7 +487,7 @@ static bool migrate_row(struct ct_table *t, struct ct_htab *h,
 				goto out;
 			}
 			ct_due_lower(&f->group_due_inv[(c->hash & f->mask) / CT_GROUP_ROWS],
-				     c->expires);
+				     __atomic_load_n(&c->expires, __ATOMIC_RELAXED));
 		}
 	}
 	/* every entry is now in f: clear the old chain and mark it moved */
@@ -507,9 +526,13 @@ bool ct_table_resize_step(struct ct_table *t, uint64_t rows)
 	}
 	if (atomic_load_explicit(&h->mig_next, memory_order_relaxed) >= h->n_rows) {
 		atomic_store_explicit(&t->htab, f, memory_order_release);
+		atomic_store_explicit(&t->n_rows, f->n_rows, memory_order_relaxed);
 		atomic_fetch_add(&t->resizes, 1);
-		t->rcu->update_call_rcu(&h->rcu, old_htab_free_cb);
 		pthread_mutex_unlock(&t->resize_lock);
+		/* after unlocking: call_rcu wakes the reclaim thread, and a
+		 * waker the scheduler preempts must not hold up the next
+		 * resize meanwhile */
+		t->rcu->update_call_rcu(&h->rcu, old_htab_free_cb);
 		return false;
 	}
 	pthread_mutex_unlock(&t->resize_lock);
@@ -733,9 +756,9 @@ again:
 			ct_event_emit(thr->t, CT_EV_DESTROY, CT_EVW_DESTROY,
 				      CT_DESTROY_FLUSH, now, &ci);
 		}
-		thr->count_delta--;
+		ct_thread_count_add(thr, -1);
 		ct_ns_count_add(ns, -1);
-		thr->ctr.deleted++;
+		CT_CTR_INC(thr, deleted);
 		ct_table_queue_free(thr, c);
 		removed++;
 	}
@@ -780,8 +803,10 @@ uint64_t ct_table_count(const struct ct_table *t)
 
 uint64_t ct_table_rows(const struct ct_table *t)
 {
-	struct ct_htab *h = atomic_load(&((struct ct_table *)t)->htab);
-	return h->n_rows;
+	/* not t->htab->n_rows: the caller holds no read-side section, and
+	 * a resize may retire and free that generation meanwhile */
+	return atomic_load_explicit(&((struct ct_table *)t)->n_rows,
+				    memory_order_relaxed);
 }
 
 const struct ct_settings *ct_table_settings(const struct ct_table *t)

@@ -51,7 +51,10 @@ struct ct_ns {
 	uint64_t gen;                      /* unique per creation (magazines) */
 	_Atomic(struct ct_settings *) settings;
 	_Atomic int64_t count;             /* entries now */
-	_Atomic uint64_t pending_frees;    /* entries waiting for a grace period */
+	_Atomic uint64_t refs;             /* 1 while published, plus one per
+					    * entry queued for freeing: the
+					    * namespace's memory goes when it
+					    * drops to 0 (ct_ns_put) */
 	struct ct_counters_atomic {
 		_Atomic uint64_t v[sizeof(struct ct_counters) / sizeof(uint64_t)];
 	} ctr;                             /* per-namespace counters */
@@ -66,15 +69,21 @@ struct ct_ns {
 struct ct_free_batch {
 	struct rcu_head rcu;
 	unsigned n;
+	struct ct_conn *chain;   /* entries queued when no batch could be
+				  * allocated, linked through their (no
+				  * longer read) expires word */
 	struct ct_conn *conns[CT_FREE_BATCH];
 };
 
 struct ct_thread {
 	struct ct_table *t;
 	struct cds_list_head node;         /* in t->threads, under t->thr_lock */
-	struct ct_counters ctr;            /* written by the owner only */
+	struct ct_counters ctr;            /* written by the owner only, with
+					    * CT_CTR_INC (read by others) */
 	struct ct_free_batch *pending;     /* entries to free after a GP */
-	int64_t count_delta;               /* not yet folded into t->count */
+	struct ct_conn *orphans;           /* queued while malloc failed */
+	int64_t count_delta;               /* not yet folded into t->count;
+					    * ct_thread_count_add */
 	struct ct_slab_mag mags[CT_N_CLASSES];
 	/* per-namespace counters, batched: the namespace of the last packet
 	 * and what it has not yet been credited with */
@@ -89,6 +98,8 @@ struct ct_table {
 	const struct rcu_flavor_struct *rcu;
 	struct ct_hash_key key;
 	_Atomic(struct ct_htab *) htab;     /* current generation */
+	_Atomic uint64_t n_rows;            /* its rows, for readers outside
+					     * any read-side section */
 	pthread_mutex_t resize_lock;        /* held while rows are iterated
 					     * (dump, flush, sweep, gc) or
 					     * migrated */
@@ -121,6 +132,22 @@ struct ct_table {
 };
 
 /* ---- helpers shared by the core files ---- */
+
+/*
+ * A thread's counters and count delta have one writer, their owner, and
+ * readers on other threads (ct_table_get_stats, ct_table_count) that load
+ * them with relaxed atomics.  The owner updates them with a plain load and
+ * a relaxed atomic store: no locked instruction (there is one writer), and
+ * no torn or invented store for the readers either.
+ */
+#define CT_CTR_ADD(thr, field, v) \
+	__atomic_store_n(&(thr)->ctr.field, (thr)->ctr.field + (v), __ATOMIC_RELAXED)
+#define CT_CTR_INC(thr, field) CT_CTR_ADD(thr, field, 1)
+
+static inline void ct_thread_count_add(struct ct_thread *thr, int64_t d)
+{
+	__atomic_store_n(&thr->count_delta, thr->count_delta + d, __ATOMIC_RELAXED);
+}
 
 static inline struct ct_ns *ct_ns_get(const struct ct_table *t, uint16_t zone)
 {
@@ -191,7 +218,7 @@ struct ct_conn *ct_table_find(struct ct_thread *thr, uint64_t hash,
 /* Lower the due bounds of @c's row after its expiry got shorter. */
 void ct_conn_due_lowered(struct ct_table *t, struct ct_conn *c);
 /* Help an ongoing resize: migrate up to @rows rows.  Returns true while
- * a resize is still in progress. */
+ * a resize is still in progress.  Call inside a read-side section. */
 bool ct_table_resize_step(struct ct_table *t, uint64_t rows);
 void ct_table_maybe_grow(struct ct_table *t);
 
@@ -208,6 +235,8 @@ static inline bool ct_events_on(const struct ct_table *t)
 int ct_ns_init_zero(struct ct_table *t);
 void ct_ns_free_all(struct ct_table *t);
 void ct_ns_count_add(struct ct_ns *ns, int64_t d);
+/* Drop a reference to @ns; the last one frees its memory. */
+void ct_ns_put(struct ct_ns *ns);
 void ct_ns_ctr_add(struct ct_ns *ns, size_t field_off, uint64_t v);
 #define CT_NS_CTR(ns, field, v) \
 	ct_ns_ctr_add((ns), offsetof(struct ct_counters, field), (v))

@@ -42,9 +42,9 @@ static void set_invalid(struct ct_thread *thr, struct ct_ns *ns,
 {
 	v->cls = CT_V_INVALID;
 	v->reason = reason;
-	thr->ctr.invalid++;
+	CT_CTR_INC(thr, invalid);
 	if (reason < CT_PR_MAX)
-		thr->ctr.invalid_by_reason[reason]++;
+		CT_CTR_INC(thr, invalid_by_reason[reason]);
 	if (ns)
 		CT_NS_CTR(ns, invalid, 1);
 }
@@ -75,9 +75,9 @@ static void set_invalid_or_error(struct ct_thread *thr, struct ct_ns *ns,
 	}
 	v->cls = CT_V_INVALID;
 	v->reason = reason;
-	thr->ctr.error++;
+	CT_CTR_INC(thr, error);
 	if (reason < CT_PR_MAX)
-		thr->ctr.invalid_by_reason[reason]++;
+		CT_CTR_INC(thr, invalid_by_reason[reason]);
 	if (ns)
 		CT_NS_CTR(ns, error, 1);
 }
@@ -91,6 +91,20 @@ static void emit(struct ct_thread *thr, struct ct_conn *c, enum ct_event_type ty
 	ct_conn_fill_info(thr->t, c, &ci);
 	ct_conn_unlock(c);
 	ct_event_emit(thr->t, type, what, cause, now, &ci);
+}
+
+/*
+ * now + timeout, saturated: the caller's clock may sit anywhere in its
+ * 64-bit range (a damaged capture's timestamps do), and an expiry that
+ * wrapped past 2^64 would lie in the past, so the entry would be reaped
+ * the moment it was made.  CT_DUE_NEVER itself means "nothing due" to the
+ * collector's bounds, so the latest expiry is one below it.
+ */
+static inline uint64_t expiry_at(ct_time_ns now, uint64_t timeout_ns)
+{
+	uint64_t e = now + timeout_ns;
+
+	return e < now || e >= CT_DUE_NEVER ? CT_DUE_NEVER - 1 : e;
 }
 
 /* Account a packet to @c (entry lock held). */
@@ -121,12 +135,12 @@ static bool kill(struct ct_thread *thr, struct ct_conn *c,
 		ct_conn_fill_info(thr->t, c, ci);
 	if (!ct_conn_unlink_locked(thr, c))
 		return false;
-	/* each removal is counted once: early_drop() counts its evictions
-	 * itself, as the collector does */
+	/* each removal is counted once, under one cause (stats.h):
+	 * early_drop() counts its own evictions */
 	if (cause == CT_DESTROY_TIMEOUT)
-		thr->ctr.expired++;
+		CT_CTR_INC(thr, expired);
 	else if (cause != CT_DESTROY_EARLY_DROP)
-		thr->ctr.deleted++;
+		CT_CTR_INC(thr, deleted);
 	return true;
 }
 
@@ -170,7 +184,7 @@ static bool early_drop(struct ct_thread *thr, uint64_t hash, uint16_t only_zone,
 				ct_conn_unlock(c);
 				if (done) {
 					struct ct_ns *ns = ct_slab_chunk_of(c)->slab->owner;
-					thr->ctr.early_drop++;
+					CT_CTR_INC(thr, early_drop);
 					CT_NS_CTR(ns, early_drop, 1);
 					report_destroy(thr, &ci, CT_DESTROY_EARLY_DROP, now);
 					return true;
@@ -181,42 +195,57 @@ static bool early_drop(struct ct_thread *thr, uint64_t hash, uint16_t only_zone,
 }
 
 /*
- * Would a Linux router forward @pkt (and so confirm its new entry)?  Not
- * when the TTL / hop limit runs out, and not for addresses ip_forward() /
- * ip6_forward() refuse: loopback, unspecified or multicast sources,
- * multicast and broadcast destinations, IPv6 link-local scope.
+ * Would a Linux router confirm @pkt's new entry?  Its conntrack confirms
+ * packets it forwards (at postrouting) and packets it delivers to itself
+ * (at local input), never those it drops on the way.  Without knowing the
+ * router's own addresses, the rules are those of ip_route_input_slow() and
+ * ip6_forward() for everything else:
+ *  - delivered locally: limited broadcast 255.255.255.255, and the
+ *    multicast groups every Linux router joins (224.0.0.1; ff02::1, and
+ *    ff02::2 with forwarding on) - whatever the TTL;
+ *  - dropped: multicast or broadcast sources, 0.0.0.0 as a source (other
+ *    0.0.0.0/8 addresses are ordinary unicast since Linux 5.3), loopback,
+ *    other multicast groups (no multicast routing), IPv6 link-local,
+ *    loopback and unspecified addresses, and anything whose TTL or hop
+ *    limit would run out (<= 1);
+ *  - forwarded: the rest.
  */
-static bool forwardable(const struct ct_packet *pkt)
+static bool router_confirms(const struct ct_packet *pkt)
 {
 	const struct ct_tuple *t = &pkt->tuple;
 
-	if (pkt->ttl <= 1)
-		return false;
 	if (t->l3 == CT_L3_IPV4) {
 		uint32_t s = ntohl(t->src.ip4), d = ntohl(t->dst.ip4);
 
-		if ((s >> 24) == 127 || (s >> 24) == 0 || (s >> 28) == 0xe ||
-		    s == 0xffffffffu)
+		if ((s >> 28) == 0xe || s == 0xffffffffu)
 			return false;
-		if ((d >> 24) == 127 || (d >> 24) == 0 || (d >> 28) == 0xe ||
-		    d == 0xffffffffu)
+		if (d == 0xffffffffu || d == 0xe0000001u)
+			return true;
+		if (s == 0 || (d >> 28) == 0xe || (d >> 24) == 0 ||
+		    (s >> 24) == 127 || (d >> 24) == 127)
 			return false;
-		return true;
+		return pkt->ttl > 1;
 	}
-	/* IPv6 */
 	{
 		static const uint8_t loop[16] = { [15] = 1 };
 		static const uint8_t unspec[16];
+		static const uint8_t all_nodes[16] = { 0xff, 0x02, [15] = 1 };
+		static const uint8_t all_routers[16] = { 0xff, 0x02, [15] = 2 };
 		const uint8_t *s = t->src.ip6, *d = t->dst.ip6;
 
-		if (s[0] == 0xff || d[0] == 0xff)
+		if (s[0] == 0xff)
+			return false;
+		if (!memcmp(d, all_nodes, 16) || !memcmp(d, all_routers, 16))
+			return true;
+		if (d[0] == 0xff)
 			return false;
 		if ((s[0] == 0xfe && (s[1] & 0xc0) == 0x80) ||
 		    (d[0] == 0xfe && (d[1] & 0xc0) == 0x80))
 			return false;
-		if (!memcmp(s, loop, 16) || !memcmp(d, loop, 16) || !memcmp(s, unspec, 16))
+		if (!memcmp(s, loop, 16) || !memcmp(d, loop, 16) ||
+		    !memcmp(s, unspec, 16) || !memcmp(d, unspec, 16))
 			return false;
-		return true;
+		return pkt->ttl > 1;
 	}
 }
 
@@ -276,12 +305,13 @@ static uint32_t apply(struct ct_thread *thr, struct ct_conn *c,
 	uint32_t what = out->events;
 
 	if (out->verdict == CT_PV_ACCEPT) {
-		uint64_t exp = now + out->timeout_ns;
+		uint64_t exp = expiry_at(now, out->timeout_ns);
 
 		account(c, pkt, dir, now);
 		if (exp < c->expires)
 			*lowered = true;
-		c->expires = exp;
+		/* atomic: the collector and migration read it unlocked */
+		__atomic_store_n(&c->expires, exp, __ATOMIC_RELAXED);
 	} else {
 		struct ct_ext_tstamp *ts = ct_conn_tstamp(c);
 		if (ts)
@@ -320,8 +350,11 @@ static void related(struct ct_thread *thr, struct ct_ns *ns,
 	}
 	v->cls = CT_V_RELATED;
 	v->dir = (uint8_t)err_dir;
+	/* l4state is written under the entry's lock (conn.h) */
+	ct_conn_lock(c);
 	v->l4state = c->l4state;
-	thr->ctr.related++;
+	ct_conn_unlock(c);
+	CT_CTR_INC(thr, related);
 }
 
 /*
@@ -346,14 +379,14 @@ static void process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 
 	memset(v, 0, sizeof(*v));
 	v->zone = pkt->tuple.zone;
-	thr->ctr.packets++;
+	CT_CTR_INC(thr, packets);
 	if (pkt->kind != CT_PKT_TRACKABLE) {
 		if (pkt->kind == CT_PKT_INVALID) {
 			set_invalid_or_error(thr, ct_ns_get(t, pkt->tuple.zone), v,
 					     pkt, pkt->reason);
 		} else {
 			v->cls = CT_V_UNTRACKED;
-			thr->ctr.untracked++;
+			CT_CTR_INC(thr, untracked);
 		}
 		return;
 	}
@@ -383,7 +416,7 @@ static void process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 		int r = proto->classify(pkt, set, &reason);
 		if (r == CT_V_UNTRACKED) {
 			v->cls = CT_V_UNTRACKED;
-			thr->ctr.untracked++;
+			CT_CTR_INC(thr, untracked);
 			return;
 		}
 		if (r == CT_V_INVALID) {
@@ -407,7 +440,7 @@ lookup:
 		ct_conn_lock(c);
 		if (ct_conn_status(c) & CT_ST_DYING) {
 			ct_conn_unlock(c);
-			thr->ctr.search_restart++;
+			CT_CTR_INC(thr, search_restart);
 			goto create;
 		}
 		if (c->expires <= now) {
@@ -429,8 +462,9 @@ lookup:
 			/* TCP may shorten a dead connection's timeout on an
 			 * invalid packet (nf_tcp_handle_invalid): lower only */
 			lowered = false;
-			if (out.timeout_ns && now + out.timeout_ns < c->expires) {
-				c->expires = now + out.timeout_ns;
+			if (out.timeout_ns && expiry_at(now, out.timeout_ns) < c->expires) {
+				__atomic_store_n(&c->expires, expiry_at(now, out.timeout_ns),
+						 __ATOMIC_RELAXED);
 				lowered = true;
 			}
 			ct_conn_unlock(c);
@@ -462,7 +496,7 @@ lookup:
 			v->dir = (uint8_t)dir;
 			v->l4state = c->l4state;
 			v->flags |= CT_VF_DESTROYED;
-			thr->ctr.found++;
+			CT_CTR_INC(thr, found);
 			if (done)
 				report_destroy(thr, &ci, CT_DESTROY_PROTOCOL, now);
 			return;
@@ -475,10 +509,10 @@ lookup:
 		v->cls = CT_V_ESTABLISHED;
 		v->dir = (uint8_t)dir;
 		v->l4state = c->l4state;
-		thr->ctr.found++;
+		CT_CTR_INC(thr, found);
 		if (out.verdict == CT_PV_IGNORE) {
 			v->flags |= CT_VF_IGNORED;
-			thr->ctr.ignored++;
+			CT_CTR_INC(thr, ignored);
 		}
 		if (what && ct_events_on(t)) {
 			struct ct_conn_info ci;
@@ -502,13 +536,14 @@ create: {
 	struct ct_htab *h;
 	struct ct_row *r;
 	enum ct_htab_ins res;
+	uint8_t new_state;
 
 	c = ct_slab_alloc(&ns->slabs[cls], mag);
 	if (!c) {
 		v->cls = CT_V_DROP;
 		v->reason = CT_PR_NO_MEMORY;
-		thr->ctr.drop++;
-		thr->ctr.insert_failed++;
+		CT_CTR_INC(thr, drop);
+		CT_CTR_INC(thr, insert_failed);
 		return;
 	}
 	c->tuple = k->key;
@@ -528,25 +563,34 @@ create: {
 	account(c, pkt, CT_DIR_ORIGINAL, now);
 	if (ext & CT_EXT_TSTAMP)
 		ct_conn_tstamp(c)->first_ns = now;
-	c->expires = now + out.timeout_ns;
-	atomic_store_explicit(&c->status,
-			      CT_ST_CONFIRMED | (out.set_assured ? CT_ST_ASSURED : 0),
+	c->expires = expiry_at(now, out.timeout_ns);
+	/* CONFIRMED comes with the insertion (htab.c) */
+	atomic_store_explicit(&c->status, out.set_assured ? CT_ST_ASSURED : 0,
 			      memory_order_relaxed);
 	what = CT_EVW_NEW | out.events | (out.set_assured ? CT_EVW_ASSURED : 0);
+	/* the verdict reports the state as created: once the entry is in
+	 * its row, other threads may change it under its lock */
+	new_state = c->l4state;
 	if (out.verdict == CT_PV_DESTROY) {
-		/* created and ended by one packet: never inserted */
+		/* created and ended by one packet: never inserted, but
+		 * reported as the confirmed entry the kernel would have */
 		if (ct_events_on(t)) {
-			emit(thr, c, CT_EV_NEW, what, CT_DESTROY_NONE, now);
-			emit(thr, c, CT_EV_DESTROY, CT_EVW_DESTROY, CT_DESTROY_PROTOCOL, now);
+			struct ct_conn_info ci;
+
+			ct_conn_fill_info(t, c, &ci);
+			ci.status |= CT_ST_CONFIRMED;
+			ct_event_emit(t, CT_EV_NEW, what, CT_DESTROY_NONE, now, &ci);
+			ct_event_emit(t, CT_EV_DESTROY, CT_EVW_DESTROY,
+				      CT_DESTROY_PROTOCOL, now, &ci);
 		}
 		ct_slab_unused(mag, c);
 		v->cls = CT_V_NEW;
 		v->flags = CT_VF_CREATED | CT_VF_DESTROYED;
-		thr->ctr.insert++;
-		thr->ctr.deleted++;
+		CT_CTR_INC(thr, insert);
+		CT_CTR_INC(thr, deleted);
 		return;
 	}
-	if (set->router && !forwardable(pkt)) {
+	if (set->router && !router_confirms(pkt)) {
 		/* the router drops it before confirmation: no entry, no event */
 		ct_slab_unused(mag, c);
 		v->cls = CT_V_NEW;
@@ -557,8 +601,8 @@ create: {
 		ct_slab_unused(mag, c);
 		v->cls = CT_V_DROP;
 		v->reason = CT_PR_TABLE_FULL;
-		thr->ctr.drop++;
-		thr->ctr.insert_failed++;
+		CT_CTR_INC(thr, drop);
+		CT_CTR_INC(thr, insert_failed);
 		CT_NS_CTR(ns, drop, 1);
 		return;
 	}
@@ -589,12 +633,12 @@ create: {
 	case CT_INS_CLASH:
 		/* another thread created it first: use theirs */
 		ct_slab_unused(mag, c);
-		thr->ctr.clash_resolve++;
+		CT_CTR_INC(thr, clash_resolve);
 		v->flags |= CT_VF_CLASH;
 		if (++repeats > 2) {
 			v->cls = CT_V_DROP;
 			v->reason = CT_PR_TABLE_FULL;
-			thr->ctr.drop++;
+			CT_CTR_INC(thr, drop);
 			return;
 		}
 		goto lookup;
@@ -602,26 +646,30 @@ create: {
 		ct_slab_unused(mag, c);
 		v->cls = CT_V_DROP;
 		v->reason = CT_PR_CHAIN_TOO_LONG;
-		thr->ctr.chaintoolong++;
-		thr->ctr.insert_failed++;
-		thr->ctr.drop++;
+		CT_CTR_INC(thr, chaintoolong);
+		CT_CTR_INC(thr, insert_failed);
+		CT_CTR_INC(thr, drop);
 		return;
 	default:
 		ct_slab_unused(mag, c);
 		v->cls = CT_V_DROP;
 		v->reason = CT_PR_NO_MEMORY;
-		thr->ctr.insert_failed++;
-		thr->ctr.drop++;
+		CT_CTR_INC(thr, insert_failed);
+		CT_CTR_INC(thr, drop);
 		return;
 	}
-	ct_due_lower(&h->group_due_inv[(k->hash & h->mask) / CT_GROUP_ROWS], c->expires);
-	thr->count_delta++;
+	/* our own expiry, not c->expires: the entry is public now and others
+	 * may be changing it (a longer one needs no lower bound, a shorter
+	 * one is lowered by whoever set it) */
+	ct_due_lower(&h->group_due_inv[(k->hash & h->mask) / CT_GROUP_ROWS],
+		     expiry_at(now, out.timeout_ns));
+	ct_thread_count_add(thr, 1);
 	ct_ns_count_add(ns, 1);
-	thr->ctr.insert++;
+	CT_CTR_INC(thr, insert);
 	CT_NS_CTR(ns, insert, 1);
 	v->cls = CT_V_NEW;
 	v->dir = CT_DIR_ORIGINAL;
-	v->l4state = c->l4state;
+	v->l4state = new_state;
 	v->flags |= CT_VF_CREATED;
 	if (ct_events_on(t))
 		emit(thr, c, CT_EV_NEW, what, CT_DESTROY_NONE, now);
@@ -662,10 +710,11 @@ static void make_key(const struct ct_table *t, const struct ct_packet *pkt,
 	k->lookup = true;
 }
 
+/* Entries freed during a call wait in the thread's batch: a grace period
+ * per 64 of them, not per call (see ct_table_queue_free). */
 static void end_call(struct ct_thread *thr)
 {
-	if (thr->pending)
-		ct_thread_flush_frees(thr);
+	(void)thr;
 }
 
 int ct_process(struct ct_thread *thr, const struct ct_packet *pkt,

@@ -81,11 +81,11 @@ struct ct_settings {
 	/* everything else */
 	uint32_t generic_timeout;      /* nf_conntrack_generic_timeout */
 	/* ctrack's own: the tracker sits on a forwarding router (as the
-	 * kernel oracle's router namespace does).  Packets the router would
-	 * not forward - TTL / hop limit <= 1, link-local, loopback, multicast
-	 * and broadcast destinations, martian sources - are never confirmed,
-	 * so they update an existing entry but never create one.
-	 * Knob name "ctrack_router". */
+	 * kernel oracle's router namespace does).  Packets the router neither
+	 * forwards nor delivers to itself - TTL / hop limit <= 1, link-local,
+	 * loopback, martian sources, multicast groups it has not joined - are
+	 * never confirmed, so they update an existing entry but never create
+	 * one (track.c: router_confirms).  Knob name "ctrack_router". */
 	uint8_t router;
 	/* reassembly (net.ipv4.ipfrag_*, nf_conntrack_frag6_*) */
 	uint32_t frag_timeout;         /* seconds */

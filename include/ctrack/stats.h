@@ -37,7 +37,10 @@ struct ct_stats {
 	uint64_t ignored;        /* accepted, left the entry alone */
 	uint64_t related;        /* ICMP errors matched to an entry */
 	uint64_t expired;        /* entries removed by timeout */
-	uint64_t deleted;        /* entries removed otherwise */
+	uint64_t deleted;        /* entries removed otherwise (protocol, flush,
+				  * namespace teardown).  Each removal is
+				  * counted once, under one cause: insert ==
+				  * count + expired + deleted + early_drop */
 	uint64_t gc_passes;      /* full collector passes */
 	uint64_t gc_rows_locked; /* rows the collector locked */
 	uint64_t resizes;        /* online resizes completed */

@@ -59,7 +59,7 @@ SCTP_STATES = ["NONE", "CLOSED", "COOKIE_WAIT", "COOKIE_ECHOED", "ESTABLISHED",
 DCCP_STATES = ["NONE", "REQUEST", "RESPOND", "PARTOPEN", "OPEN", "CLOSEREQ", "CLOSING",
                "TIMEWAIT", "IGNORE", "INVALID"]
 PROTO_NAMES = {6: "tcp", 17: "udp", 136: "udplite", 1: "icmp", 58: "icmpv6", 132: "sctp",
-               47: "gre", 33: "dccp", 2: "igmp"}
+               47: "gre", 33: "dccp"}  # what conntrack-tools names; others print "unknown"
 
 
 def parse_attrs(buf):

@@ -40,6 +40,9 @@ def read_capture(path):
     """Returns the list of Packets in a pcap or pcapng file (a cut-short tail is ignored)."""
     with open(path, "rb") as f:
         buf = f.read()
+    if buf[:2] == b"\x1f\x8b":
+        import gzip
+        buf = gzip.decompress(buf)
     if len(buf) < 4:
         return []
     magic = buf[:4]
@@ -198,7 +201,7 @@ class IpInfo:
     """What tracking keys on, decoded from an IP packet."""
     __slots__ = ("v", "src", "dst", "proto", "ttl", "l4off", "frag_first", "frag_later",
                  "ipid", "sport", "dport", "icmp_type", "icmp_code", "icmp_id", "inner",
-                 "tcp_flags", "total_len", "final_dst", "ok")
+                 "tcp_flags", "total_len", "final_dst", "gre_version", "gre_callid", "ok")
 
     def __init__(self):
         self.v = 0
@@ -215,6 +218,7 @@ class IpInfo:
         self.tcp_flags = None
         self.total_len = 0
         self.final_dst = None
+        self.gre_version = self.gre_callid = None
         self.ok = False
 
 
@@ -284,6 +288,10 @@ def parse_ip(ip, depth=0):
             info.sport, info.dport = struct.unpack(">HH", l4[:4])
             if info.proto == 6 and len(l4) >= 14:
                 info.tcp_flags = l4[13]
+        elif info.proto == 47 and len(l4) >= 4:
+            info.gre_version = l4[1] & 0x7
+            if info.gre_version == 1 and len(l4) >= 8:
+                info.gre_callid = struct.unpack(">H", l4[6:8])[0]
         elif info.proto in (1, 58) and len(l4) >= 4:
             info.icmp_type, info.icmp_code = l4[0], l4[1]
             if len(l4) >= 8:
@@ -301,10 +309,6 @@ def parse_ip(ip, depth=0):
 def tcp_seq_ack(ip, info):
     """(seq, ack) of a TCP segment decoded by parse_ip."""
     return struct.unpack(">II", ip[info.l4off + 4:info.l4off + 12])
-
-
-def is_icmp_error(info):
-    return info.inner is not None
 
 
 def flow_key(info):

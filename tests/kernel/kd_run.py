@@ -47,6 +47,7 @@ class KernelResult:
         self.sysctls = os.path.join(outdir, "router-sysctls.txt")
         self.table_file = os.path.join(outdir, "kernel-table.txt")
         self.events_file = os.path.join(outdir, "kernel-events.txt")
+        self.skip = None     # a reason not to judge this run at all
         self.problems = []   # the harness failed to observe the kernel properly
         self.notes = []
 

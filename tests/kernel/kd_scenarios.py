@@ -17,7 +17,6 @@ import socket
 import time
 
 import kd_pcap
-import kd_traffic
 from kd_traffic import drain
 
 SCENARIOS = []

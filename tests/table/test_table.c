@@ -517,6 +517,60 @@ static void test_namespace_maximum_evicts_within_the_namespace(void **state)
 	teardown_f(f);
 }
 
+static void test_mark_and_labels_set_by_the_application_are_kept_and_reported(void **state)
+{
+	struct ct_table_config cfg;
+	struct fixture *f;
+	struct ct_packet p = udp4(0x0a000001, 0x0a000002, 40000, 53);
+	struct ct_verdict v;
+	struct ct_conn_info ci;
+	uint8_t labels[16] = { 0x80, [15] = 1 };
+
+	(void)state;
+	ct_table_config_default(&cfg);
+	cfg.settings.checksum = 0;
+	cfg.labels = true;
+	f = setup_with(&cfg);
+	ct_process(f->thr, &p, 0, &v);
+	f->log.n = 0;
+	/* CONNMARK --set-xmark 0x12/0xff: only the masked bits change */
+	assert_int_equal(ct_table_set_mark(f->thr, &p.tuple, 0x1234, 0xff, 1 * SEC), 1);
+	assert_int_equal(ct_table_lookup(f->thr, &p.tuple, &ci, NULL), 1);
+	assert_int_equal(ci.mark, 0x34);
+	assert_int_equal(f->log.n, 1);
+	assert_int_equal(f->log.ev[0].type, CT_EV_UPDATE);
+	assert_true(f->log.ev[0].what & CT_EVW_MARK);
+	/* the same mark again changes nothing and reports nothing */
+	assert_int_equal(ct_table_set_mark(f->thr, &p.tuple, 0x34, 0xff, 2 * SEC), 1);
+	assert_int_equal(f->log.n, 1);
+	assert_int_equal(ct_table_set_labels(f->thr, &p.tuple, labels, 3 * SEC), 1);
+	assert_int_equal(ct_table_lookup(f->thr, &p.tuple, &ci, NULL), 1);
+	assert_memory_equal(ci.labels, labels, 16);
+	assert_int_equal(f->log.n, 2);
+	assert_true(f->log.ev[1].what & CT_EVW_LABEL);
+	/* a packet does not reset them */
+	ct_process(f->thr, &p, 4 * SEC, &v);
+	assert_int_equal(ct_table_lookup(f->thr, &p.tuple, &ci, NULL), 1);
+	assert_int_equal(ci.mark, 0x34);
+	/* no such connection */
+	p.tuple.sport = 1;
+	assert_int_equal(ct_table_set_mark(f->thr, &p.tuple, 1, ~0u, 5 * SEC), 0);
+	teardown_f(f);
+}
+
+static void test_labels_need_room_reserved_at_creation(void **state)
+{
+	struct fixture *f = setup_default(); /* cfg.labels false */
+	struct ct_packet p = udp4(0x0a000001, 0x0a000002, 40000, 53);
+	struct ct_verdict v;
+	uint8_t labels[16] = { 1 };
+
+	(void)state;
+	ct_process(f->thr, &p, 0, &v);
+	assert_true(ct_table_set_labels(f->thr, &p.tuple, labels, 1 * SEC) < 0);
+	teardown_f(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -535,6 +589,8 @@ int main(void)
 		cmocka_unit_test(test_same_tuple_lives_independently_in_two_zones),
 		cmocka_unit_test(test_batched_teardown_removes_only_the_batch),
 		cmocka_unit_test(test_namespace_maximum_evicts_within_the_namespace),
+		cmocka_unit_test(test_mark_and_labels_set_by_the_application_are_kept_and_reported),
+		cmocka_unit_test(test_labels_need_room_reserved_at_creation),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -41,6 +41,9 @@ struct cap_src {
 	uint64_t consumed;      /* bytes of (decompressed) input consumed */
 	uint64_t size;
 	bool gzipped;
+	bool gz_cut;            /* the gzip stream ended without its trailer */
+	bool gz_bad;            /* zlib found the compressed data damaged */
+	char gz_msg[128];
 	char fmt[16];
 	char err[512];
 	char where[96];
@@ -70,10 +73,25 @@ static ssize_t stream_read(struct cap_src *s, void *buf, size_t n)
 	while (got < n) {
 		int r = gzread(s->gz, (uint8_t *)buf + got,
 			       (unsigned)((n - got) > (1u << 30) ? (1u << 30) : (n - got)));
-		if (r < 0)
+		if (r < 0) {
+			int e;
+			const char *m = gzerror(s->gz, &e);
+
+			s->gz_bad = true;
+			snprintf(s->gz_msg, sizeof(s->gz_msg), "%s", m ? m : "unknown error");
+			s->consumed += got;
 			return got ? (ssize_t)got : -1;
-		if (r == 0)
+		}
+		if (r == 0) {
+			int e;
+
+			/* zlib reports a stream that ends without its trailer
+			 * only here, as an end of file with Z_BUF_ERROR */
+			gzerror(s->gz, &e);
+			if (e == Z_BUF_ERROR)
+				s->gz_cut = true;
 			break;
+		}
 		got += (size_t)r;
 	}
 	s->consumed += got;
@@ -108,6 +126,22 @@ static int fail(struct cap_src *s, const char *what)
 	snprintf(s->err, sizeof(s->err), "%s", what);
 	return -1;
 }
+
+/* The end of the input: clean, or a gzip stream cut short or damaged
+ * there (which the container format alone would not show when the cut
+ * falls between two records).  Returns 0 or -1 as cap_next does. */
+static int at_end(struct cap_src *s)
+{
+	if (s->gz_bad) {
+		snprintf(s->err, sizeof(s->err), "damaged gzip data (zlib: %s)", s->gz_msg);
+		return -1;
+	}
+	if (s->gz_cut)
+		return fail(s, "the gzip stream is cut short (it ends without its end marker)");
+	return 0;
+}
+
+static int ng_read_block(struct cap_src *s, uint32_t *type, uint32_t *len);
 
 /* ---- open ---- */
 
@@ -162,9 +196,14 @@ int cap_open(const char *path, struct cap_src **out, char *err, unsigned errlen)
 	}
 	gzbuffer(s->gz, 256 * 1024);
 	if (stream_read(s, magic, 4) != 4) {
-		snprintf(err, errlen, "%s", s->consumed == 0 && !s->gzipped
-			 ? "is empty, not a capture file"
-			 : "is too short to be a capture file");
+		if (s->gz_bad)
+			snprintf(err, errlen, "is a damaged gzip file (zlib: %s)", s->gz_msg);
+		else if (s->gz_cut)
+			snprintf(err, errlen, "is a gzip file cut short before a capture header");
+		else
+			snprintf(err, errlen, "%s", s->consumed == 0 && !s->gzipped
+				 ? "is empty, not a capture file"
+				 : "is too short to be a capture file");
 		cap_close(s);
 		return -1;
 	}
@@ -175,8 +214,18 @@ int cap_open(const char *path, struct cap_src **out, char *err, unsigned errlen)
 	s->consumed = 0;
 	memcpy(&m, magic, 4);
 	if (m == PCAPNG_SHB) {
+		uint32_t type, len;
+
 		s->ng = true;
 		snprintf(s->fmt, sizeof(s->fmt), "pcapng%s", s->gzipped ? ".gz" : "");
+		/* the section header is what makes the file readable at all,
+		 * as the file header is for pcap (libpcap checks it at open) */
+		if (ng_read_block(s, &type, &len) != 1) {
+			snprintf(err, errlen, "not a readable pcapng file: %s",
+				 s->err[0] ? s->err : "cut short inside the section header");
+			cap_close(s);
+			return -1;
+		}
 	} else if (m == 0xa1b2c3d4u || m == 0xd4c3b2a1u || m == 0xa1b23c4du ||
 		   m == 0x4d3cb2a1u) {
 		char pe[PCAP_ERRBUF_SIZE];
@@ -344,7 +393,9 @@ static uint64_t ng_ts(const struct iface *f, uint64_t ticks)
 		ns = ticks / f->ts_div;
 	else
 		ns = ticks;
-	return ns + (uint64_t)(f->ts_offset_s * 1000000000ll);
+	/* in unsigned arithmetic: an absurd if_tsoffset wraps the time
+	 * (defined), where int64_t arithmetic overflowed (undefined) */
+	return ns + (uint64_t)f->ts_offset_s * 1000000000ull;
 }
 
 static int ng_next(struct cap_src *s, struct cap_pkt *p)
@@ -353,7 +404,9 @@ static int ng_next(struct cap_src *s, struct cap_pkt *p)
 		uint32_t type, len;
 		int r = ng_read_block(s, &type, &len);
 
-		if (r <= 0)
+		if (r == 0)
+			return at_end(s);
+		if (r < 0)
 			return r;
 		switch (type) {
 		case PCAPNG_SHB:
@@ -434,10 +487,12 @@ static int pcap_next_pkt(struct cap_src *s, struct cap_pkt *p)
 		return 1;
 	}
 	if (r == PCAP_ERROR_BREAK)
-		return 0;
+		return at_end(s);
+	if (s->gz_bad)
+		return at_end(s);    /* zlib's reason, not libpcap's short read */
 	snprintf(s->err, sizeof(s->err), "%s", pcap_geterr(s->pcap));
 	if (!s->err[0] || !strcmp(s->err, "No error"))
-		return 0;
+		return at_end(s);
 	return -1;
 }
 
@@ -454,8 +509,8 @@ const char *cap_error(const struct cap_src *s)
 const char *cap_where(struct cap_src *s)
 {
 	if (s->ng)
-		snprintf(s->where, sizeof(s->where), "after packet %llu, block at byte offset %llu",
-			 (unsigned long long)s->record, (unsigned long long)s->rec_offset);
+		snprintf(s->where, sizeof(s->where), "the block at byte offset %llu (after packet %llu)",
+			 (unsigned long long)s->rec_offset, (unsigned long long)s->record);
 	else
 		snprintf(s->where, sizeof(s->where), "record %llu (byte offset %llu)",
 			 (unsigned long long)s->record + 1,

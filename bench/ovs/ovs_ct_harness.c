@@ -1,0 +1,193 @@
+/*
+ * ovs_ct_harness.c - the OVS side of the large-table comparisons.
+ *
+ * Not part of ctrack's build: bench/ovs/build-ovs.sh compiles it at run
+ * time inside the cache directory where Open vSwitch was built, against
+ * that build's headers and lib/.libs/libopenvswitch.a.  It drives OVS's
+ * userspace conntrack exactly as ctrack-bench drives ctrack in
+ * bench_ovs.c: the same frames (bench/ovs/frames.h), in the same order,
+ * 32 per call, one thread, a fixed `now`.
+ *
+ * Usage: ovs-ct-harness large N L
+ *   N flows, L established lookups.  Prints "key value" lines:
+ *   frames_fnv, insert_mpps, reply_mpps, bytes_per_conn, lookup_mpps,
+ *   drain_ms, flush_zone_ms (thread CPU time), the same with _wall_, and
+ *   the entry counts after each phase, which ctrack-bench checks.
+ *
+ * Why conntrack.c is included rather than linked: OVS expires entries only
+ * from its own cleanup thread, which reads the wall clock; the function it
+ * runs, conntrack_clean(), is static.  Compiling conntrack.c into this
+ * file gives the harness that very function (OVS's code, from the OVS
+ * tree being measured, not a copy) so that draining can be timed with a
+ * `now` one hour ahead, as ctrack's collector is.  The linker then takes
+ * conntrack's symbols from here and does not pull lib/conntrack.o.
+ */
+#include "lib/conntrack.c"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "frames.h"
+
+#define HB 32   /* packets per conntrack_execute() call, as ctrack's burst */
+
+/* The phases are timed in CPU time of this (the only working) thread, as
+ * ctrack's side is: the machine is shared, and time spent descheduled
+ * would otherwise land on whichever side happened to be running. */
+static double cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double wall_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static long rss_bytes(void)
+{
+	long pages = 0, res = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f) {
+		if (fscanf(f, "%ld %ld", &pages, &res) != 2)
+			res = 0;
+		fclose(f);
+	}
+	return res * sysconf(_SC_PAGESIZE);
+}
+
+static struct dp_packet pk[HB];
+
+/* Send the frames of slots first..first+n-1 through conntrack in zone @zone, HB at a time.  Each packet is
+ * re-pointed at its frame and its conntrack metadata cleared, which is all
+ * OVS needs (the offsets were set once: every frame is Ethernet + IPv4 +
+ * UDP); the work timed is conntrack_execute(). */
+static void run(struct conntrack *ct, uint8_t *slots, size_t first, size_t n,
+		uint16_t zone, long long now)
+{
+	struct dp_packet_batch b;
+
+	for (size_t k = 0; k < n; k += HB) {
+		size_t m = n - k < HB ? n - k : HB;
+
+		dp_packet_batch_init(&b);
+		for (size_t j = 0; j < m; j++) {
+			uint8_t *f = slots + (first + k + j) * OVSB_SLOT;
+
+			dp_packet_set_base(&pk[j], f);
+			dp_packet_set_data(&pk[j], f);
+			conntrack_clear(&pk[j]);
+			dp_packet_batch_add(&b, &pk[j]);
+		}
+		conntrack_execute(ct, &b, htons(ETH_TYPE_IP), false, true, zone,
+				  NULL, NULL, 0, 0, NULL, NULL, now, 0);
+	}
+}
+
+static int large(uint32_t n, size_t l)
+{
+	uint8_t *slots = malloc((size_t)2 * n * OVSB_SLOT);
+	uint8_t *lk = malloc(l * OVSB_SLOT);
+	struct conntrack *ct;
+	long long now = time_msec();
+	uint64_t h = OVSB_FNV_INIT;
+	uint16_t z1 = 1;
+	long rss0, rss1;
+	unsigned n_est = 0, n_other = 0;
+	double t0, w0;
+
+	if (!slots || !lk) {
+		fprintf(stderr, "ovs-ct-harness: out of memory\n");
+		return 1;
+	}
+	ovsb_flow_frames(slots, n);
+	ovsb_lookup_frames(lk, l, n);
+	h = ovsb_fnv(h, slots, (size_t)2 * n * OVSB_SLOT);
+	h = ovsb_fnv(h, lk, l * OVSB_SLOT);
+	printf("frames_fnv %016llx\n", (unsigned long long)h);
+
+	for (int j = 0; j < HB; j++) {
+		dp_packet_use_const(&pk[j], slots, OVSB_UDP_FRAME_LEN);
+		pk[j].l3_ofs = 14;
+		pk[j].l4_ofs = 34;
+	}
+
+	ct = conntrack_init();
+	conntrack_set_maxconns(ct, 2 * n + 1024);
+	rss0 = rss_bytes();
+
+	t0 = cpu_s();
+	w0 = wall_s();
+	run(ct, slots, 0, n, 0, now);
+	printf("insert_mpps %.4f\n", n / (cpu_s() - t0) / 1e6);
+	printf("insert_wall_mpps %.4f\n", n / (wall_s() - w0) / 1e6);
+	printf("conns_after_insert %u\n", atomic_count_get(&ct->n_conn));
+
+	t0 = cpu_s();
+	w0 = wall_s();
+	run(ct, slots, n, n, 0, now);
+	printf("reply_mpps %.4f\n", n / (cpu_s() - t0) / 1e6);
+	printf("reply_wall_mpps %.4f\n", n / (wall_s() - w0) / 1e6);
+	rss1 = rss_bytes();
+	printf("bytes_per_conn %.1f\n", (double)(rss1 - rss0) / n);
+
+	t0 = cpu_s();
+	w0 = wall_s();
+	run(ct, lk, 0, l, 0, now);
+	printf("lookup_mpps %.4f\n", l / (cpu_s() - t0) / 1e6);
+	printf("lookup_wall_mpps %.4f\n", l / (wall_s() - w0) / 1e6);
+	/* every lookup must have hit an established (reply-seen) entry */
+	for (int j = 0; j < HB && j < (int)l; j++) {
+		if (pk[j].md.ct_state & CS_ESTABLISHED)
+			n_est++;
+		else
+			n_other++;
+	}
+	printf("lookup_check_established %u other %u\n", n_est, n_other);
+
+	/* drain: everything is expired one hour later */
+	t0 = cpu_s();
+	w0 = wall_s();
+	for (int it = 0; atomic_count_get(&ct->n_conn) && it < 1000000; it++)
+		conntrack_clean(ct, now + 3600 * 1000LL);
+	printf("drain_ms %.3f\n", (cpu_s() - t0) * 1e3);
+	printf("drain_wall_ms %.3f\n", (wall_s() - w0) * 1e3);
+	printf("conns_after_drain %u\n", atomic_count_get(&ct->n_conn));
+	ovsrcu_quiesce();
+
+	/* zone flush: half the flows in zone 1, half in zone 2 */
+	run(ct, slots, 0, n / 2, 1, now);
+	run(ct, slots, n / 2, n - n / 2, 2, now);
+	printf("conns_before_flush %u\n", atomic_count_get(&ct->n_conn));
+	t0 = cpu_s();
+	w0 = wall_s();
+	conntrack_flush(ct, &z1);
+	printf("flush_zone_ms %.3f\n", (cpu_s() - t0) * 1e3);
+	printf("flush_zone_wall_ms %.3f\n", (wall_s() - w0) * 1e3);
+	printf("conns_after_flush %u\n", atomic_count_get(&ct->n_conn));
+
+	conntrack_destroy(ct);
+	free(lk);
+	free(slots);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	set_program_name(argv[0]);
+	vlog_set_levels(NULL, VLF_ANY_DESTINATION, VLL_EMER);
+	if (argc == 4 && !strcmp(argv[1], "large"))
+		return large((uint32_t)strtoul(argv[2], NULL, 0),
+			     (size_t)strtoull(argv[3], NULL, 0));
+	fprintf(stderr, "usage: ovs-ct-harness large N L\n");
+	return 2;
+}
