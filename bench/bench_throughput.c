@@ -359,6 +359,9 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 			cps += (double)w[i].conns * 1e3 /
 			       (double)(w[i].track_ns + w[i].parse_ns);
 		bu_rec_num(&r, "mconns_per_s_per_thread", cps / vr->threads);
+		bu_rec_num(&r, "mconns_p50_per_thread",
+			   (double)(CT_BURST_MAX / (vr->work == W_NEW_TCP ? 8 : 1)) /
+			   bu_percentile(lat, n_lat, 50));
 		bu_rec_int(&r, "conns", tot_conns);
 	}
 	/* robust against preemption on a shared machine: a preempted burst
