@@ -192,17 +192,22 @@ struct ns_batch {
 static void batch_reclaim_cb(struct rcu_head *head)
 {
 	struct ns_batch *b = caa_container_of(head, struct ns_batch, rcu);
+	struct ct_table *t = b->t;
 
 	for (unsigned i = 0; i < b->n; i++)
 		if (atomic_load_explicit(&b->ns[i]->pending_frees, memory_order_acquire)) {
 			/* entries queued before the teardown are still
-			 * waiting for their own grace period: try later */
-			b->t->rcu->update_call_rcu(&b->rcu, batch_reclaim_cb);
+			 * waiting for their own grace period: try later
+			 * (a barrier that began before this requeue does
+			 * not wait for it: ct_table_destroy counts) */
+			t->rcu->update_call_rcu(&b->rcu, batch_reclaim_cb);
 			return;
 		}
 	for (unsigned i = 0; i < b->n; i++)
 		ns_free_now(b->ns[i]);
 	free(b);
+	/* last: ct_table_destroy may free the table once this reads 0 */
+	atomic_fetch_sub_explicit(&t->ns_reclaims, 1, memory_order_release);
 }
 
 struct victim_ctx {
@@ -443,6 +448,7 @@ long ct_ns_destroy(struct ct_thread *thr, const uint16_t *ids, unsigned k,
 	ct_thread_flush_frees(thr);
 
 	/* 4. one grace period for the whole batch */
+	atomic_fetch_add_explicit(&t->ns_reclaims, 1, memory_order_relaxed);
 	if (flags & CT_NS_SYNC) {
 		t->rcu->update_synchronize_rcu();
 		batch_reclaim_cb(&b->rcu);
