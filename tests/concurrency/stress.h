@@ -226,6 +226,8 @@ enum stress_pkt {
 	SP_TCP_ACK,      /* ESTABLISHED, ASSURED */
 	SP_TCP_REFUSE,   /* RST/ACK from the server: SYN_SENT entry destroyed */
 	SP_TCP_RST,      /* RST from the client after the handshake: CLOSE */
+	SP_ICMP_UNREACH, /* port unreachable from the server, quoting the
+			  * flow's first packet: RELATED if the entry lives */
 };
 
 /* Fill @p with packet kind @k of flow @f (UDP kinds only for even f). */
@@ -238,6 +240,26 @@ static inline void stress_packet(struct ct_packet *p, unsigned f, enum stress_pk
 	memset(p, 0, sizeof(*p));
 	p->kind = CT_PKT_TRACKABLE;
 	p->tuple = t;
+	if (k == SP_ICMP_UNREACH) {
+		struct ct_icmp_info *ic = &p->u.icmp;
+
+		memset(&p->tuple, 0, sizeof(p->tuple));
+		p->tuple.l3 = CT_L3_IPV4;
+		p->tuple.l4 = IPPROTO_ICMP;
+		p->tuple.src = t.dst;
+		p->tuple.dst = t.src;
+		p->tuple.dport = 3 << 8 | 3;
+		p->tuple.zone = t.zone;
+		ic->type = 3;
+		ic->code = 3;
+		ic->is_error = true;
+		ic->inner_ok = true;
+		ic->inner = t;
+		ic->inner.zone = 0;
+		p->l3_len = 76;
+		p->l4_len = 56;
+		return;
+	}
 	if (t.l4 == IPPROTO_UDP) {
 		if (k == SP_UDP_REPLY)
 			p->tuple = stress_reverse(&t);
