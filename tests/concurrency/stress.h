@@ -4,8 +4,8 @@
  * counter, and the invariants checked once every thread has stopped.
  *
  * Time.  Each test runs for a wall-clock budget (CT_STRESS_MS, in
- * milliseconds; the meson suite sets a short one, a person hunting a race
- * sets minutes) and seeds its random choices from CT_STRESS_SEED (printed,
+ * milliseconds; the meson suite sets a short one in CT_STRESS_SUITE_MS, a
+ * person hunting a race sets minutes) and seeds its random choices from CT_STRESS_SEED (printed,
  * so a failure can be replayed with the same choices, if not the same
  * interleaving).  The library's time is a shared virtual clock that every
  * call advances, so timeouts of a few seconds pass within milliseconds of
@@ -69,13 +69,21 @@ static inline uint64_t stress_mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* The wall-clock budget of one test case, in milliseconds. */
+/* The wall-clock budget of one test case, in milliseconds: CT_STRESS_MS
+ * if the person running the tests set it, else the suite's short one
+ * (CT_STRESS_SUITE_MS, from meson), else @dflt (a run by hand). */
 static inline unsigned stress_budget_ms(unsigned dflt)
 {
-	const char *e = getenv("CT_STRESS_MS");
-	long v = e ? strtol(e, NULL, 10) : 0;
+	const char *names[2] = { "CT_STRESS_MS", "CT_STRESS_SUITE_MS" };
 
-	return v > 0 ? (unsigned)v : dflt;
+	for (int i = 0; i < 2; i++) {
+		const char *e = getenv(names[i]);
+		long v = e ? strtol(e, NULL, 10) : 0;
+
+		if (v > 0)
+			return (unsigned)v;
+	}
+	return dflt;
 }
 
 static inline uint64_t stress_seed(void)

@@ -2,7 +2,7 @@
  * test_stress.c - everything at once on one table, then the invariants.
  *
  * Each test runs epochs until its time budget (stress.h) is spent.  An
- * epoch creates a table with a tiny row array (64 rows, so it grows
+ * epoch (300 ms to 1.2 s, a quarter of the budget) creates a table with a tiny row array (64 rows, so it grows
  * online several times), short timeouts and an event handler that counts
  * NEW and DESTROY per zone, then runs, for a few hundred milliseconds:
  *  - two packet threads sending bursts (ct_process_burst) of random
@@ -387,10 +387,14 @@ static void run_for_budget(enum ct_rcu_flavor flavor)
 	unsigned budget = stress_budget_ms(3000);
 	uint64_t seed = stress_seed(), end = stress_mono_ms() + budget;
 	unsigned epochs = 0;
+	/* a few epochs per case: longer ones when the budget allows, so
+	 * that a slow (sanitized) build still grows its tables */
+	unsigned epoch_ms = budget / 4 < EPOCH_MS ? EPOCH_MS :
+			    budget / 4 > 4 * EPOCH_MS ? 4 * EPOCH_MS : budget / 4;
 
 	print_message("# CT_STRESS_SEED=0x%" PRIx64 " CT_STRESS_MS=%u\n", seed, budget);
 	do {
-		unsigned ms = budget < EPOCH_MS ? budget : EPOCH_MS;
+		unsigned ms = budget < epoch_ms ? budget : epoch_ms;
 		run_epoch(flavor, seed + epochs, ms);
 		epochs++;
 	} while (stress_mono_ms() < end);
