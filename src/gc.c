@@ -167,7 +167,9 @@ static bool row_nonempty(const struct ct_row *head)
 }
 
 /* Expire what is due in one row (the row is not moved).  Returns the
- * row's new bound. */
+ * row's new bound.  A row with more due entries than one locking takes
+ * (GC_VICTIMS) is locked again, so that a full pass leaves nothing due
+ * behind but entries another thread held locked. */
 static uint64_t gc_row(struct gc_run *g, struct ct_row *head)
 {
 	struct ct_thread *thr = g->thr;
@@ -176,10 +178,16 @@ static uint64_t gc_row(struct gc_run *g, struct ct_row *head)
 	uint8_t early[GC_VICTIMS];
 	struct ct_conn_info *infos = NULL;
 	struct ct_conn_info info_buf[8];
-	unsigned n = 0;
-	uint64_t m = CT_DUE_NEVER;
+	unsigned n;
+	uint64_t m;
 	bool events = ct_events_on(t);
+	bool full;
 
+again:
+	n = 0;
+	m = CT_DUE_NEVER;
+	infos = NULL;
+	full = false;
 	ct_row_lock(head);
 	if (ct_row_moved(head)) {
 		ct_row_unlock(head);
@@ -201,6 +209,8 @@ static uint64_t gc_row(struct gc_run *g, struct ct_row *head)
 			drop = exp <= g->now;
 			if (!drop && g->pressure && ct_conn_can_early_drop(c))
 				drop = true;
+			if (drop && n == GC_VICTIMS)
+				full = true;
 			if (!drop || n == GC_VICTIMS || !ct_conn_trylock(c)) {
 				/* keep it (busy entries are looked at next pass) */
 				if (exp < m)
@@ -263,6 +273,8 @@ static uint64_t gc_row(struct gc_run *g, struct ct_row *head)
 		ct_table_queue_free(thr, c);
 	}
 	g->res->expired += n;
+	if (full)
+		goto again;
 	return ct_due_get(&head->due_inv);
 }
 

@@ -204,12 +204,15 @@ struct ns_batch {
 static void batch_reclaim_cb(struct rcu_head *head)
 {
 	struct ns_batch *b = caa_container_of(head, struct ns_batch, rcu);
+	struct ct_table *t = b->t;
 
 	/* the published reference goes; entries still queued elsewhere keep
 	 * the namespace until their own grace period has passed */
 	for (unsigned i = 0; i < b->n; i++)
 		ct_ns_put(b->ns[i]);
 	free(b);
+	/* last: ct_table_destroy may free the table once this reads 0 */
+	atomic_fetch_sub_explicit(&t->ns_reclaims, 1, memory_order_release);
 }
 
 struct victim_ctx {
@@ -514,6 +517,7 @@ long ct_ns_destroy(struct ct_thread *thr, const uint16_t *ids, unsigned k,
 	ct_thread_flush_frees(thr);
 
 	/* 4. one grace period for the whole batch */
+	atomic_fetch_add_explicit(&t->ns_reclaims, 1, memory_order_relaxed);
 	if (flags & CT_NS_SYNC) {
 		t->rcu->update_synchronize_rcu();
 		batch_reclaim_cb(&b->rcu);

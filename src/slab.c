@@ -8,6 +8,12 @@
  * Memory is never returned to the system before the table is destroyed;
  * chunks of torn-down namespaces are reused, which keeps resident memory
  * flat under churn.
+ *
+ * Under AddressSanitizer a freed object is poisoned, all but its first
+ * word (the free-list link) and the 8 bytes holding its guard word (which
+ * a namespace walk reads in free objects too), so that a reader still
+ * using an entry after its grace period - a use after free that ASan
+ * cannot see in memory it did not allocate - is reported.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,6 +23,45 @@
 #include <urcu/arch.h>
 
 #include "slab.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define CT_SLAB_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CT_SLAB_ASAN 1
+#endif
+#endif
+
+#ifdef CT_SLAB_ASAN
+#include <sanitizer/asan_interface.h>
+
+/* Poison freed @obj except its link word and its guard word's granule. */
+static void poison_obj(const struct ct_slab *s, void *obj)
+{
+	uint8_t *p = obj;
+	uint32_t g = s->guard_off & ~7u;
+
+	ASAN_POISON_MEMORY_REGION(p + 8, g - 8);
+	ASAN_POISON_MEMORY_REGION(p + g + 8, s->obj_size - g - 8);
+}
+
+static void unpoison(void *p, size_t len)
+{
+	ASAN_UNPOISON_MEMORY_REGION(p, len);
+}
+#else
+static void poison_obj(const struct ct_slab *s, void *obj)
+{
+	(void)s;
+	(void)obj;
+}
+
+static void unpoison(void *p, size_t len)
+{
+	(void)p;
+	(void)len;
+}
+#endif
 
 static void slab_lock(struct ct_slab *s)
 {
@@ -38,8 +83,10 @@ int ct_arena_init(struct ct_arena *a)
 
 void ct_arena_fini(struct ct_arena *a)
 {
-	for (size_t i = 0; i < a->n_regions; i++)
+	for (size_t i = 0; i < a->n_regions; i++) {
+		unpoison(a->regions[i], CT_REGION_SIZE);
 		munmap(a->regions[i], CT_REGION_SIZE);
+	}
 	free(a->regions);
 	pthread_mutex_destroy(&a->lock);
 	memset(a, 0, sizeof(*a));
@@ -142,6 +189,8 @@ void ct_slab_release(struct ct_slab *s)
 
 	for (; c; c = next) {
 		next = c->next;
+		/* the next slab carves it with another object size */
+		unpoison(c, CT_CHUNK_SIZE);
 		arena_chunk_put(s->arena, c);
 	}
 	s->chunks = s->cur = NULL;
@@ -202,6 +251,7 @@ void *ct_slab_alloc(struct ct_slab *s, struct ct_slab_mag *mag)
 			return NULL;
 	}
 	obj = mag->objs[--mag->n];
+	unpoison(obj, s->obj_size);
 	zero_obj(s, obj);
 	return obj;
 }
@@ -224,7 +274,9 @@ void ct_slab_free(void *obj)
 
 	/* the guard word (an entry's status) must read 0 for a free object,
 	 * so that a namespace walk skips it */
+	unpoison(obj, s->obj_size);   /* it may come from a magazine, poisoned */
 	zero_obj(s, obj);
+	poison_obj(s, obj);
 	slab_lock(s);
 	*(void **)obj = s->free;
 	s->free = obj;

@@ -123,9 +123,12 @@ void ct_table_destroy(struct ct_table *t)
 
 	if (!t)
 		return;
-	/* wait for every free batch and deferred reclaim to run */
+	/* wait for every free batch and namespace reclaim to run (the
+	 * counter makes this independent of how reclaims are scheduled) */
 	ct_rcu_reg(t);
-	t->rcu->barrier();
+	do
+		t->rcu->barrier();
+	while (atomic_load_explicit(&t->ns_reclaims, memory_order_acquire));
 	ct_rcu_unreg(t);
 	h = atomic_load(&t->htab);
 	if (h) {

@@ -109,6 +109,8 @@ struct ct_table {
 	_Atomic(struct ct_ns *) *ns;        /* [CT_MAX_ZONES] */
 	_Atomic uint64_t ns_gen;
 	pthread_mutex_t ns_lock;            /* serialises create/destroy */
+	_Atomic uint64_t ns_reclaims;       /* teardown batches not yet freed
+					     * (ct_table_destroy waits) */
 	struct ct_arena arena;
 	ct_event_fn ev_fn;
 	void *ev_arg;

@@ -2,12 +2,13 @@
  * test_stress.c - everything at once on one table, then the invariants.
  *
  * Each test runs epochs until its time budget (stress.h) is spent.  An
- * epoch creates a table with a tiny row array (64 rows, so it grows
+ * epoch (300 ms to 1.2 s, a quarter of the budget) creates a table with a tiny row array (64 rows, so it grows
  * online several times), short timeouts and an event handler that counts
  * NEW and DESTROY per zone, then runs, for a few hundred milliseconds:
  *  - two packet threads sending bursts (ct_process_burst) of random
  *    packets of the flow universe: UDP both ways, TCP handshakes, refused
- *    connections (RST/ACK: destroyed at once) and aborts (RST: CLOSE);
+ *    connections (RST/ACK: destroyed at once), aborts (RST: CLOSE) and
+ *    ICMP errors quoting a flow (RELATED to a live entry);
  *    each checks its verdicts (zone, class) as it goes; on a QSBR table
  *    they sometimes go offline for a moment, as an idle poller must;
  *  - a collector: ct_gc_step() in a loop from its own thread with random
@@ -45,6 +46,7 @@ struct epoch {
 	_Atomic uint64_t ns_destroyed;
 	_Atomic uint64_t flushed;
 	_Atomic uint64_t refused;    /* CT_VF_DESTROYED verdicts */
+	_Atomic uint64_t related;    /* RELATED verdicts (ICMP errors) */
 };
 
 struct worker {
@@ -65,7 +67,9 @@ static void random_packet(uint64_t *rng, struct ct_packet *p)
 	unsigned r = stress_below(rng, 16);
 	enum stress_pkt k;
 
-	if (stress_flow_l4(f) == IPPROTO_UDP) {
+	if (stress_below(rng, 32) == 0) {
+		k = SP_ICMP_UNREACH;
+	} else if (stress_flow_l4(f) == IPPROTO_UDP) {
 		k = r < 11 ? SP_UDP_ORIG : SP_UDP_REPLY;
 	} else {
 		static const enum stress_pkt tcp[16] = {
@@ -113,6 +117,8 @@ static void *packet_main(void *arg)
 				atomic_fetch_add(&e->bad_verdicts, 1);
 			if (v[i].flags & CT_VF_DESTROYED)
 				atomic_fetch_add_explicit(&e->refused, 1, memory_order_relaxed);
+			if (v[i].cls == CT_V_RELATED)
+				atomic_fetch_add_explicit(&e->related, 1, memory_order_relaxed);
 		}
 		if ((++n & 63) == 0 && e->flavor == CT_RCU_QSBR && stress_below(&w->rng, 4) == 0) {
 			/* an idle poller goes offline, or grace periods stall */
@@ -362,11 +368,12 @@ static void run_epoch(enum ct_rcu_flavor flavor, uint64_t seed, unsigned ms)
 
 	print_message("# %s epoch: %" PRIu64 " bursts, %" PRIu64 " rows, %" PRIu64
 		      " resizes, %" PRIu64 " namespaces destroyed, %" PRIu64
-		      " flushes, %" PRIu64 " refused, gc %s%s\n",
+		      " flushes, %" PRIu64 " refused, %" PRIu64 " related, gc %s%s\n",
 		      flavor == CT_RCU_QSBR ? "qsbr" : "memb",
 		      atomic_load(&e->bursts), ct_table_rows(e->t),
 		      atomic_load(&e->t->resizes), atomic_load(&e->ns_destroyed),
 		      atomic_load(&e->flushed), atomic_load(&e->refused),
+		      atomic_load(&e->related),
 		      e->gc_step ? "step " : "", e->gc_thread ? "thread" : "");
 	STRESS_EQ(atomic_load(&e->bad_verdicts), 0, seed, "verdicts with a wrong zone or class");
 	STRESS_EQ(atomic_load(&e->bad_dumps), 0, seed, "implausible entries while running");
@@ -380,10 +387,14 @@ static void run_for_budget(enum ct_rcu_flavor flavor)
 	unsigned budget = stress_budget_ms(3000);
 	uint64_t seed = stress_seed(), end = stress_mono_ms() + budget;
 	unsigned epochs = 0;
+	/* a few epochs per case: longer ones when the budget allows, so
+	 * that a slow (sanitized) build still grows its tables */
+	unsigned epoch_ms = budget / 4 < EPOCH_MS ? EPOCH_MS :
+			    budget / 4 > 4 * EPOCH_MS ? 4 * EPOCH_MS : budget / 4;
 
 	print_message("# CT_STRESS_SEED=0x%" PRIx64 " CT_STRESS_MS=%u\n", seed, budget);
 	do {
-		unsigned ms = budget < EPOCH_MS ? budget : EPOCH_MS;
+		unsigned ms = budget < epoch_ms ? budget : epoch_ms;
 		run_epoch(flavor, seed + epochs, ms);
 		epochs++;
 	} while (stress_mono_ms() < end);
