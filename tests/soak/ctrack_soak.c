@@ -19,8 +19,8 @@
  *   - NEW events - DESTROY events == entries, and insert - expired -
  *     deleted - early_drop == entries (each removal counted once);
  *   - every entry in a legal state; count <= max (+ one fold per thread);
- *   - every slab object carved is live, free or cached (no leak), and
- *     after warm-up resident memory and slab chunks stay flat.
+ *   - every slab object carved is live, free or cached (no leak); after
+ *     warm-up resident memory stays flat and slab chunks stay bounded.
  * Each burst's latency is recorded; every interval prints p50/p99/max.
  * Output is TAP: one line per check, figures as "# " comments.  The
  * default test suite runs it for 12 seconds (tests/soak/meson.build);
@@ -415,6 +415,14 @@ static void checkpoint(struct soak *s, struct ct_thread *me, struct results *res
 	start_world(s);
 }
 
+/* Slab chunks the maximum's entries need, at the largest entry size. */
+static uint64_t chunks_for(const struct soak *s)
+{
+	uint64_t per_chunk = (CT_CHUNK_SIZE - 64) / ct_conn_size(s->t, IPPROTO_TCP);
+
+	return (s->max + per_chunk - 1) / per_chunk;
+}
+
 /* ---- namespaces: created, then torn down in batches under traffic ---- */
 
 static unsigned ns_churn(struct soak *s, struct ct_thread *me, uint64_t round)
@@ -550,12 +558,26 @@ int main(int argc, char **argv)
 	TAP(res.fail_state == 0, "every entry in a legal state for its protocol");
 	TAP(res.fail_max == 0, "entries <= maximum (+ one count fold per thread)");
 	TAP(res.fail_leak == 0, "every slab object carved is live, free or cached");
-	TAP(res.rss_peak_after <= res.rss_warm + res.rss_warm / 10 + 16ull * 1048576,
-	    "resident memory flat after warm-up: %.1f MiB at warm-up, peak %.1f MiB after",
-	    res.rss_warm / 1048576.0, res.rss_peak_after / 1048576.0);
-	TAP(res.chunks_peak_after <= res.chunks_warm + res.chunks_warm / 4 + 32,
-	    "slab chunks flat after warm-up: %llu at warm-up, peak %llu after",
-	    (unsigned long long)res.chunks_warm, (unsigned long long)res.chunks_peak_after);
+	if (H_ASAN) {
+		n++;
+		printf("ok %u - resident memory: %.1f MiB at warm-up, peak %.1f MiB after "
+		       "# SKIP AddressSanitizer's quarantine holds freed blocks\n", n,
+		       res.rss_warm / 1048576.0, res.rss_peak_after / 1048576.0);
+	} else {
+		TAP(res.rss_peak_after <= res.rss_warm + res.rss_warm / 10 + 16ull * 1048576,
+		    "resident memory flat after warm-up: %.1f MiB at warm-up, peak %.1f MiB after",
+		    res.rss_warm / 1048576.0, res.rss_peak_after / 1048576.0);
+	}
+	/* Slab chunks hold the live entries plus those evicted or expired
+	 * and waiting for their grace period: the second part follows the
+	 * churn rate times the reclaim latency (liburcu's callback thread,
+	 * slower when the CPUs are busy), not the run's length.  Bounded at
+	 * four times what the maximum needs; the exact audit above is what
+	 * catches a leak. */
+	TAP(res.chunks_peak_after <= 4 * chunks_for(&s) + 64,
+	    "slab chunks bounded after warm-up: %llu at warm-up, peak %llu after "
+	    "(the maximum needs %llu)", (unsigned long long)res.chunks_warm,
+	    (unsigned long long)res.chunks_peak_after, (unsigned long long)chunks_for(&s));
 	TAP(res.reached_max && res.rss_peak_after > 0,
 	    "the table reached its maximum and was watched in steady state after");
 	TAP(destroyed > 0 && res.checkpoints >= 3,
