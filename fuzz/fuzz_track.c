@@ -1139,6 +1139,7 @@ static void op_set(struct fz *f, struct rd *r)
 		break;
 	case 12:
 		s.tcp_ignore_invalid_rst = v & 1;
+		s.router = (v >> 1) & 1;
 		break;
 	case 13:
 		s.max = z ? v % 8 : s.max;
