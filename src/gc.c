@@ -463,13 +463,13 @@ static void *gc_thread_main(void *arg)
 {
 	struct ct_table *t = arg;
 	struct ct_thread *thr = ct_thread_attach(t);
-	uint64_t next_due = 0;
 
 	if (!thr)
 		return NULL;
 	while (!atomic_load(&t->gc_stop)) {
 		ct_time_ns now = t->gc_clock(t->gc_clock_arg);
 		struct ct_gc_result r;
+		uint64_t next_due;
 		uint64_t sleep_ns;
 		struct timespec ts;
 

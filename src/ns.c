@@ -453,6 +453,7 @@ long ct_ns_destroy(struct ct_thread *thr, const uint16_t *ids, unsigned k,
 
 	if (!k)
 		return 0;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	b = malloc(sizeof(*b) + (size_t)k * sizeof(b->ns[0]));
 	if (!b)
 		return -ENOMEM;

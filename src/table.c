@@ -680,7 +680,7 @@ static int set_attr(struct ct_thread *thr, const struct ct_tuple *tuple,
 				struct ct_ext_labels *lb = ct_conn_labels(c);
 				if (!lb) {
 					found = -ENOSPC;
-				} else if (memcmp(lb->bits, labels, 16)) {
+				} else if (memcmp(lb->bits, labels, 16) != 0) {
 					memcpy(lb->bits, labels, 16);
 					what = CT_EVW_LABEL;
 				}
