@@ -710,11 +710,17 @@ static void make_key(const struct ct_table *t, const struct ct_packet *pkt,
 	k->lookup = true;
 }
 
-/* Entries freed during a call wait in the thread's batch: a grace period
- * per 64 of them, not per call (see ct_table_queue_free). */
-static void end_call(struct ct_thread *thr)
+/*
+ * Entries freed during a call wait in the thread's batch.  A burst hands
+ * its batch to call_rcu at its end (one grace period per burst at most,
+ * and nothing stays queued while the thread is idle); a single-packet call
+ * lets up to 16 accumulate first, so that a call_rcu is not paid per
+ * packet.
+ */
+static void end_call(struct ct_thread *thr, bool burst)
 {
-	(void)thr;
+	if (thr->pending && (burst || thr->pending->n >= 16))
+		ct_thread_flush_frees(thr);
 }
 
 int ct_process(struct ct_thread *thr, const struct ct_packet *pkt,
@@ -727,7 +733,7 @@ int ct_process(struct ct_thread *thr, const struct ct_packet *pkt,
 	make_key(thr->t, pkt, &k);
 	ct_read_lock(thr);
 	process_one(thr, pkt, &k, now, v);
-	end_call(thr);
+	end_call(thr, false);
 	ct_read_unlock(thr);
 	return 0;
 }
@@ -779,7 +785,7 @@ int ct_process_burst(struct ct_thread *thr, const struct ct_packet *const *pkts,
 	/* stage 4: the trackers, in packet order */
 	for (unsigned i = 0; i < n; i++)
 		process_one(thr, pkts[i], &keys[i], now, &v[i]);
-	end_call(thr);
+	end_call(thr, true);
 	ct_read_unlock(thr);
 	if (thr->count_delta >= 64 || thr->count_delta <= -64)
 		ct_thread_fold_count(thr);

