@@ -271,11 +271,12 @@ static void control_step(struct worker *w, struct ct_thread *thr, bool *alive)
 			STRESS_REQUIRE(ct_gc_stop(t) == 0);
 			STRESS_REQUIRE(ct_gc_start(t, stress_clock_fn, NULL) == 0);
 		}
-	} else if (op < 38) { /* new settings for a live namespace */
-		uint16_t id = (uint16_t)(1 + stress_below(&w->rng, STRESS_ZONES));
+	} else if (op < 38) { /* new settings for a live namespace, zone 0
+			       * (the table's own) included */
+		uint16_t id = (uint16_t)stress_below(&w->rng, STRESS_ZONES + 1);
 		struct ct_settings s = *ct_table_settings(t);
 
-		if (alive[id])
+		if (id == 0 || alive[id])
 			STRESS_REQUIRE(ct_ns_set_settings(t, id, &s) == 0);
 	}
 	ct_thread_quiescent(thr);
