@@ -384,6 +384,7 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 	struct ct_htab *h;
 	uint64_t grp, next_due = CT_DUE_NEVER;
 	uint64_t start = mono_ns();
+	uint64_t max95;
 	int64_t count;
 
 	if (!res)
@@ -413,7 +414,8 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 	g.last_yield = start;
 	ct_thread_fold_count(thr);
 	count = atomic_load(&t->count);
-	g.pressure = t->max95 && count > (int64_t)t->max95;
+	max95 = __atomic_load_n(&t->max95, __ATOMIC_RELAXED);
+	g.pressure = max95 && count > (int64_t)max95;
 
 	t->rcu->read_lock();
 	h = atomic_load_explicit(&t->htab, memory_order_acquire);

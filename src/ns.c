@@ -179,9 +179,13 @@ int ct_ns_set_settings(struct ct_table *t, uint16_t id, const struct ct_settings
 	}
 	o->old = atomic_exchange_explicit(&ns->settings, copy, memory_order_acq_rel);
 	if (id == 0) {
+		/* packet threads and the collector read these without
+		 * ns_lock: atomic stores */
 		t->cfg.settings = *s;
-		t->max = s->max;
-		t->max95 = t->max / 100 * 95 + (t->max % 100) * 95 / 100;
+		__atomic_store_n(&t->max, (uint64_t)s->max, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->max95,
+				 (uint64_t)s->max / 100 * 95 + (uint64_t)s->max % 100 * 95 / 100,
+				 __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&t->ns_lock);
 	/* packet threads may still read the old copy: free it after a

@@ -104,7 +104,8 @@ struct ct_table {
 					     * (dump, flush, sweep, gc) or
 					     * migrated */
 	_Atomic int64_t count;              /* entries (folded thread deltas) */
-	uint64_t max;                       /* settings.max, 0 = no limit */
+	uint64_t max;                       /* settings.max, 0 = no limit;
+					     * atomic access once shared */
 	uint64_t max95;
 	_Atomic(struct ct_ns *) *ns;        /* [CT_MAX_ZONES] */
 	_Atomic uint64_t ns_gen;

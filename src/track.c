@@ -254,15 +254,17 @@ static bool make_room(struct ct_thread *thr, struct ct_ns *ns,
 		      const struct ct_settings *set, uint64_t hash, ct_time_ns now)
 {
 	struct ct_table *t = thr->t;
+	/* ct_ns_set_settings(zone 0) may change it meanwhile */
+	uint64_t max = __atomic_load_n(&t->max, __ATOMIC_RELAXED);
 
 	if (set->max && ns->id != 0 &&
 	    atomic_load_explicit(&ns->count, memory_order_relaxed) >= (int64_t)set->max &&
 	    !early_drop(thr, hash, ns->id, true, now))
 		return false;
-	if (t->max) {
+	if (max) {
 		int64_t n = atomic_load_explicit(&t->count, memory_order_relaxed) +
 			    thr->count_delta;
-		if (n >= (int64_t)t->max && !early_drop(thr, hash, 0, false, now))
+		if (n >= (int64_t)max && !early_drop(thr, hash, 0, false, now))
 			return false;
 	}
 	return true;

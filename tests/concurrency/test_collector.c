@@ -47,6 +47,7 @@ static void test_one_full_pass_removes_every_expired_entry_of_a_full_row(void **
 	cfg.resize_load_pct = 101;          /* no online resize */
 	cfg.max_chain = 64;
 	assert_int_equal(ct_table_create(&cfg, &t), 0);
+	ct_tsan_rcu_wrap(t);
 	thr = ct_thread_attach(t);
 	assert_non_null(thr);
 	memcpy(&key, fixed_key, sizeof(key));

@@ -16,8 +16,10 @@
  *    toggled while packets flow), both on the virtual clock;
  *  - a control thread that flushes the table or one zone, destroys random
  *    batches of namespaces (synchronously or not, walk or sweep) and
- *    recreates them, sets marks, reads counters, looks entries up and
- *    dumps the table, checking every entry it sees is one the test made.
+ *    recreates them, sets marks and labels, changes settings, looks
+ *    entries up and dumps the table, checking every entry it sees is one
+ *    the test made; an unattached monitor polls counters and namespace
+ *    stats; packet threads detach and attach again now and then.
  * Then it stops every thread and checks stress_check_quiesced().
  *
  * What the tests cannot see directly they see through invariants: a lost
@@ -36,6 +38,7 @@ struct epoch {
 	struct ct_table *t;
 	struct stress_events ev;
 	enum ct_rcu_flavor flavor;
+	bool labels;                 /* entries have room for labels */
 	bool gc_thread;              /* the library's collector thread */
 	bool gc_step;                /* ct_gc_step from a thread of ours */
 	uint64_t seed;
@@ -125,6 +128,13 @@ static void *packet_main(void *arg)
 			ct_thread_offline(thr);
 			sched_yield();
 			ct_thread_online(thr);
+		}
+		if ((n & 255) == 0 && stress_below(&w->rng, 2) == 0) {
+			/* a thread that leaves and comes back: its counters,
+			 * count delta and magazines go back to the table */
+			ct_thread_detach(thr);
+			thr = ct_thread_attach(e->t);
+			STRESS_REQUIRE(thr != NULL);
 		}
 	}
 	atomic_fetch_add(&e->bursts, n);
@@ -257,6 +267,10 @@ static void control_step(struct worker *w, struct ct_thread *thr, bool *alive)
 				atomic_fetch_add(&e->bad_dumps, 1);
 			}
 			STRESS_REQUIRE(ct_table_set_mark(thr, &tu, f, 0xffffffffu, now) >= 0);
+			if (e->labels) {
+				uint8_t lb[16] = { (uint8_t)f, (uint8_t)(f >> 8), 1 };
+				STRESS_REQUIRE(ct_table_set_labels(thr, &tu, lb, now) >= 0);
+			}
 		}
 	} else if (op < 35) { /* counters, read while everything runs */
 		struct ct_stats st;
@@ -271,11 +285,12 @@ static void control_step(struct worker *w, struct ct_thread *thr, bool *alive)
 			STRESS_REQUIRE(ct_gc_stop(t) == 0);
 			STRESS_REQUIRE(ct_gc_start(t, stress_clock_fn, NULL) == 0);
 		}
-	} else if (op < 38) { /* new settings for a live namespace */
-		uint16_t id = (uint16_t)(1 + stress_below(&w->rng, STRESS_ZONES));
+	} else if (op < 38) { /* new settings for a live namespace, zone 0
+			       * (the table's own) included */
+		uint16_t id = (uint16_t)stress_below(&w->rng, STRESS_ZONES + 1);
 		struct ct_settings s = *ct_table_settings(t);
 
-		if (alive[id])
+		if (id == 0 || alive[id])
 			STRESS_REQUIRE(ct_ns_set_settings(t, id, &s) == 0);
 	}
 	ct_thread_quiescent(thr);
@@ -322,6 +337,7 @@ static void run_epoch(enum ct_rcu_flavor flavor, uint64_t seed, unsigned ms)
 	stress_short_timeouts(&cfg.settings);
 	/* a table maximum in some epochs: early drop and DROP verdicts */
 	cfg.settings.max = stress_below(&rng, 3) == 0 ? 3000 : 0;
+	cfg.labels = e->labels = stress_below(&rng, 2) == 0;
 	assert_int_equal(ct_table_create(&cfg, &e->t), 0);
 	ct_tsan_rcu_wrap(e->t);
 	ct_table_set_event_handler(e->t, stress_count_event, &e->ev);
