@@ -245,7 +245,7 @@ static void control_step(struct worker *w, struct ct_thread *thr, bool *alive)
 
 			if (alive[id] || stress_below(&w->rng, 2))
 				continue;
-			s = *ct_table_settings(t);
+			ct_table_get_settings(t, &s);
 			/* some namespaces get a limit, so early drop has work */
 			s.max = stress_below(&w->rng, 3) == 0 ? 64 : 0;
 			STRESS_REQUIRE(ct_ns_create(t, id, &s) == 0);
@@ -288,7 +288,9 @@ static void control_step(struct worker *w, struct ct_thread *thr, bool *alive)
 	} else if (op < 38) { /* new settings for a live namespace, zone 0
 			       * (the table's own) included */
 		uint16_t id = (uint16_t)stress_below(&w->rng, STRESS_ZONES + 1);
-		struct ct_settings s = *ct_table_settings(t);
+		struct ct_settings s;
+
+		ct_table_get_settings(t, &s);
 
 		if (id == 0 || alive[id])
 			STRESS_REQUIRE(ct_ns_set_settings(t, id, &s) == 0);

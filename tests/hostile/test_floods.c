@@ -285,7 +285,9 @@ static void test_tenant_flood_capped_by_namespace_max_spares_other_tenants(void 
 	uint32_t max = table_max(), quiet = max / 8;
 	struct ct_table *t = make_table(max);
 	struct ct_thread *thr = ct_thread_attach(t);
-	struct ct_settings s = *ct_table_settings(t);
+	struct ct_settings s;
+
+		ct_table_get_settings(t, &s);
 	struct ct_stats z1, z2;
 	uint64_t seed = 42, over = 0;
 	ct_time_ns now = 1000 * H_SEC;
