@@ -7,11 +7,13 @@
 #   make test-tsan  the concurrency tests under ThreadSanitizer (build-tsan/)
 #   make bench      the benchmark suite (not part of make test)
 #   make fuzz       build the libFuzzer targets and run each briefly
+#   make soak       10 minutes of churn at the table maximum (SOAK_MINUTES=N)
 #   make install    install library, headers, pkg-config file, tool, man page
 
 SANITIZE ?= 0
 PREFIX ?= /usr/local
 FUZZ_SECONDS ?= 30
+SOAK_MINUTES ?= 10
 
 ifeq ($(SANITIZE),1)
 BUILD := build-asan
@@ -21,7 +23,7 @@ BUILD := build
 MESON_EXTRA :=
 endif
 
-.PHONY: all deps build run test test-tsan test-all bench fuzz install clean sample
+.PHONY: all deps build run test test-tsan test-all bench fuzz soak install clean sample
 
 all: build
 
@@ -40,11 +42,14 @@ test:
 	@$(MAKE) --no-print-directory build SANITIZE=$(SANITIZE)
 	@scripts/run-tests.sh $(BUILD)
 
+# Only the library and the concurrency tests are built under TSan (the
+# ninja alias 'concurrency-tests'); tests/concurrency/README.md explains
+# the annotations and suppressions.  CT_STRESS_MS=N runs each case longer.
 test-tsan:
 	@scripts/deps.sh test
 	@test -f build-tsan/build.ninja || meson setup build-tsan -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debug -Doptimization=1 >/dev/null
-	@ninja -C build-tsan >/dev/null || ninja -C build-tsan
-	@scripts/run-tests.sh build-tsan --suite concurrency
+	@ninja -C build-tsan concurrency-tests >/dev/null || ninja -C build-tsan concurrency-tests
+	@scripts/run-tests.sh build-tsan --suite concurrency --no-rebuild
 
 bench:
 	@scripts/deps.sh bench
@@ -56,6 +61,11 @@ fuzz:
 	@test -f build-fuzz/build.ninja || CC=clang meson setup build-fuzz -Dfuzz=true -Dtests=disabled -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug -Doptimization=1 >/dev/null
 	@ninja -C build-fuzz >/dev/null || ninja -C build-fuzz
 	@scripts/run-fuzz.sh build-fuzz $(FUZZ_SECONDS)
+
+soak:
+	@scripts/deps.sh test
+	@$(MAKE) --no-print-directory build SANITIZE=$(SANITIZE)
+	$(BUILD)/tests/soak/ctrack-soak --minutes $(SOAK_MINUTES)
 
 install: build
 	meson install -C $(BUILD)

@@ -277,8 +277,9 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 		ct_gc_start(sh->t, NULL, NULL);
 	}
 	if (vr->work != W_EST) {
-		struct ct_settings s = *ct_table_settings(sh->t);
+		struct ct_settings s;
 
+		ct_table_get_settings(sh->t, &s);
 		if (ct_ns_create(sh->t, NEW_ZONE, &s) < 0) {
 			fprintf(stderr, "throughput: namespace %d busy\n", NEW_ZONE);
 			return 1;
@@ -487,9 +488,10 @@ int bench_throughput(const struct bench_args *a)
 		/* warm the arena: new-* variants then reuse chunks, as a
 		 * long-running tracker does, instead of timing page faults */
 		if (nw > 1 || works[0] != W_EST) {
-			struct ct_settings s = *ct_table_settings(sh.t);
+			struct ct_settings s;
 			uint16_t id = NEW_ZONE;
 
+			ct_table_get_settings(sh.t, &s);
 			thr = ct_thread_attach(sh.t);
 			ct_ns_create(sh.t, NEW_ZONE, &s);
 			bu_fill_udp(thr, (uint32_t)flows[fi] + 16, new_conns * maxt,

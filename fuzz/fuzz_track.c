@@ -862,18 +862,27 @@ static void op_burst(struct fz *f, struct rd *r)
 		check_verdict(f, &pkts[i], &v[i], false);
 }
 
+/* Time only goes forward (table.h), saturating at the end of the range;
+ * 255 jumps to 20 minutes before that end, where expiries cannot be
+ * represented any more and must not wrap. */
 static void op_time(struct fz *f, struct rd *r)
 {
 	uint8_t b = rd8(r);
+	uint64_t step;
 
 	if (b < 100)
-		f->now += b * MS;
+		step = b * MS;
 	else if (b < 200)
-		f->now += (b - 100) * SEC;
+		step = (b - 100) * SEC;
 	else if (b < 250)
-		f->now += (b - 200) * 60 * SEC;
+		step = (b - 200) * 60 * SEC;
+	else if (b < 255)
+		step = (b - 249) * 86400 * SEC;
 	else
-		f->now += (b - 249) * 86400 * SEC;
+		step = f->now < UINT64_MAX - 1200 * SEC ? UINT64_MAX - 1200 * SEC - f->now : 0;
+	f->now = f->now + step < f->now ? UINT64_MAX - 1 : f->now + step;
+	if (f->now == UINT64_MAX)
+		f->now = UINT64_MAX - 1;
 }
 
 static void op_tuple(struct fz *f, struct rd *r)
@@ -1130,6 +1139,7 @@ static void op_set(struct fz *f, struct rd *r)
 		break;
 	case 12:
 		s.tcp_ignore_invalid_rst = v & 1;
+		s.router = (v >> 1) & 1;
 		break;
 	case 13:
 		s.max = z ? v % 8 : s.max;
@@ -1202,7 +1212,7 @@ static void op_frag(struct fz *f, struct rd *r)
 }
 
 /*
- * A flood: 4 to 1024 new tuples shaped like slot @s (its source port, and
+ * A flood: 4 to 512 new tuples shaped like slot @s (its source port, and
  * with k & 1 its destination address too, counting up), in bursts of 16.
  * Enough entries to resize the table, fill overflow rows, meet the chain
  * limit and put the collector under pressure, which single packets of a
@@ -1215,7 +1225,7 @@ static void op_flood(struct fz *f, struct rd *r)
 	const struct ct_packet *pp[BURST];
 	struct ct_verdict v[BURST];
 	struct slot *s = &f->s[rd8(r) % FZ_SLOTS];
-	unsigned count = 4u * (1u + rd8(r)), nb = 0;
+	unsigned count = 4u * (1u + (rd8(r) & 127u)), nb = 0;
 	uint8_t k = rd8(r);
 	struct pspec ps = { 0, (uint8_t)(k >> 1), 0, 0 };
 

@@ -16,7 +16,7 @@
  * then builds its own consistent frames from that, which is what lets
  * mutations of a real conversation stay deep in the state machines.
  *
- * Each capture gives up to three programs of at most 240 packets; the
+ * Each capture gives up to three programs of at most 120 packets; the
  * second runs against a small table maximum, so early drop is seeded too.
  * Files libpcap cannot open are skipped with a note on stderr.
  */
@@ -30,7 +30,7 @@
 #include "ctrack/ctrack.h"
 #include "track_bytecode.h"
 
-#define MAX_PKTS 240
+#define MAX_PKTS 120
 #define MAX_PROG (MAX_PKTS * 24 + 64)
 
 static const uint8_t tcp_combos[FZ_TCP_COMBOS] = {

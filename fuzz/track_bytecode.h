@@ -39,7 +39,7 @@
  *   OP_SET      f v                change zone (f >> 4)'s settings; f & 15 == 14:
  *                                  collector policy, 15: re-attach the thread
  *   OP_FRAG     s d ln md          a datagram of slot s in two fragments
- *   OP_FLOOD    s n k              4 * (1 + n) new tuples shaped like slot s
+ *   OP_FLOOD    s n k              4 * (1 + n % 128) new tuples like slot s
  *
  * Packet spec (4 bytes): sd = slot (bits 0-3), direction (bit 4), path
  * (bits 5-7: 0,1 Ethernet; 2 raw IP; 3 802.1Q; 4,5 struct filled by the
@@ -95,6 +95,7 @@ enum fz_field {
 #define FZ_PROTOS { 6, 17, 1, 132, 47, 136, 58, 50 }
 
 /* OP_TIME: b < 100: b ms; < 200: b - 100 s; < 250: b - 200 min;
- * else (b - 249) days. */
+ * < 255: (b - 249) days; 255: to 20 min before the end of the 64-bit
+ * clock.  Time saturates there and never goes back. */
 
 #endif /* FUZZ_TRACK_BYTECODE_H */

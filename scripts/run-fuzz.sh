@@ -7,7 +7,9 @@
 # on its corpus BUILD_DIR/corpus-NAME (NAME = the target without "fuzz_"),
 # which is seeded from the captures in ../shared/pcaps the first time:
 #   - by BUILD_DIR/fuzz/seedgen_NAME OUT_DIR CAPTURE... when the target
-#     ships a seed generator (its inputs are not plain frames);
+#     ships a seed generator (fuzz_track: programs, not frames);
+#   - by scripts/make-fuzz-seeds.sh PCAPS OUT_DIR for fuzz_parse (frames
+#     with its link-type selector byte);
 #   - otherwise with the captures' frames, one file per frame, raw bytes
 #     (at most 64 frames per capture).
 # Checked-in inputs in fuzz/regress/NAME/ (past crashes, kept as
@@ -80,6 +82,8 @@ seed() { # seed NAME CORPUS_DIR
 	if [ -x "$build/fuzz/seedgen_$1" ]; then
 		find "$pcaps" -maxdepth 1 -type f \( -name '*.pcap' -o -name '*.pcapng' \
 			-o -name '*.cap' \) | sort | xargs "$build/fuzz/seedgen_$1" "$2"
+	elif [ "$1" = parse ] && [ -x "$root/scripts/make-fuzz-seeds.sh" ]; then
+		"$root/scripts/make-fuzz-seeds.sh" "$pcaps" "$2"
 	else
 		extract_frames "$2"
 	fi

@@ -167,7 +167,9 @@ static bool row_nonempty(const struct ct_row *head)
 }
 
 /* Expire what is due in one row (the row is not moved).  Returns the
- * row's new bound. */
+ * row's new bound.  A row with more due entries than one locking takes
+ * (GC_VICTIMS) is locked again, so that a full pass leaves nothing due
+ * behind but entries another thread held locked. */
 static uint64_t gc_row(struct gc_run *g, struct ct_row *head)
 {
 	struct ct_thread *thr = g->thr;
@@ -176,10 +178,16 @@ static uint64_t gc_row(struct gc_run *g, struct ct_row *head)
 	uint8_t early[GC_VICTIMS];
 	struct ct_conn_info *infos = NULL;
 	struct ct_conn_info info_buf[8];
-	unsigned n = 0;
-	uint64_t m = CT_DUE_NEVER;
+	unsigned n;
+	uint64_t m;
 	bool events = ct_events_on(t);
+	bool full;
 
+again:
+	n = 0;
+	m = CT_DUE_NEVER;
+	infos = NULL;
+	full = false;
 	ct_row_lock(head);
 	if (ct_row_moved(head)) {
 		ct_row_unlock(head);
@@ -201,6 +209,8 @@ static uint64_t gc_row(struct gc_run *g, struct ct_row *head)
 			drop = exp <= g->now;
 			if (!drop && g->pressure && ct_conn_can_early_drop(c))
 				drop = true;
+			if (drop && n == GC_VICTIMS)
+				full = true;
 			if (!drop || n == GC_VICTIMS || !ct_conn_trylock(c)) {
 				/* keep it (busy entries are looked at next pass) */
 				if (exp < m)
@@ -263,6 +273,8 @@ static uint64_t gc_row(struct gc_run *g, struct ct_row *head)
 		ct_table_queue_free(thr, c);
 	}
 	g->res->expired += n;
+	if (full)
+		goto again;
 	return ct_due_get(&head->due_inv);
 }
 
@@ -372,6 +384,7 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 	struct ct_htab *h;
 	uint64_t grp, next_due = CT_DUE_NEVER;
 	uint64_t start = mono_ns();
+	uint64_t max95;
 	int64_t count;
 
 	if (!res)
@@ -401,7 +414,8 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 	g.last_yield = start;
 	ct_thread_fold_count(thr);
 	count = atomic_load(&t->count);
-	g.pressure = t->max95 && count > (int64_t)t->max95;
+	max95 = __atomic_load_n(&t->max95, __ATOMIC_RELAXED);
+	g.pressure = max95 && count > (int64_t)max95;
 
 	t->rcu->read_lock();
 	h = atomic_load_explicit(&t->htab, memory_order_acquire);
@@ -451,13 +465,13 @@ static void *gc_thread_main(void *arg)
 {
 	struct ct_table *t = arg;
 	struct ct_thread *thr = ct_thread_attach(t);
-	uint64_t next_due = 0;
 
 	if (!thr)
 		return NULL;
 	while (!atomic_load(&t->gc_stop)) {
 		ct_time_ns now = t->gc_clock(t->gc_clock_arg);
 		struct ct_gc_result r;
+		uint64_t next_due;
 		uint64_t sleep_ns;
 		struct timespec ts;
 

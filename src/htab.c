@@ -125,6 +125,7 @@ static struct ct_row *ovf_new(struct ct_htab *h)
 		caa_cpu_relax();
 	if (h->n_ovf == h->cap_ovf) {
 		uint64_t cap = h->cap_ovf ? h->cap_ovf * 2 : 64;
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 		struct ct_row **v = realloc(h->ovf, cap * sizeof(*v));
 		if (!v) {
 			atomic_store_explicit(&h->ovf_lock, 0, memory_order_release);
@@ -188,7 +189,6 @@ enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *head,
 		struct ct_row *o = ovf_new(h);
 		if (!o)
 			return CT_INS_NOMEM;
-		free_slot = &o->slot[0];
 		atomic_store_explicit(&o->slot[0], ct_slot_make(c, hash),
 				      memory_order_relaxed);
 		/* publish the filled overflow row at the end of the chain,

@@ -179,9 +179,13 @@ int ct_ns_set_settings(struct ct_table *t, uint16_t id, const struct ct_settings
 	}
 	o->old = atomic_exchange_explicit(&ns->settings, copy, memory_order_acq_rel);
 	if (id == 0) {
+		/* packet threads and the collector read these without
+		 * ns_lock: atomic stores */
 		t->cfg.settings = *s;
-		t->max = s->max;
-		t->max95 = t->max / 100 * 95 + (t->max % 100) * 95 / 100;
+		__atomic_store_n(&t->max, (uint64_t)s->max, __ATOMIC_RELAXED);
+		__atomic_store_n(&t->max95,
+				 (uint64_t)s->max / 100 * 95 + (uint64_t)s->max % 100 * 95 / 100,
+				 __ATOMIC_RELAXED);
 	}
 	pthread_mutex_unlock(&t->ns_lock);
 	/* packet threads may still read the old copy: free it after a
@@ -204,12 +208,15 @@ struct ns_batch {
 static void batch_reclaim_cb(struct rcu_head *head)
 {
 	struct ns_batch *b = caa_container_of(head, struct ns_batch, rcu);
+	struct ct_table *t = b->t;
 
 	/* the published reference goes; entries still queued elsewhere keep
 	 * the namespace until their own grace period has passed */
 	for (unsigned i = 0; i < b->n; i++)
 		ct_ns_put(b->ns[i]);
 	free(b);
+	/* last: ct_table_destroy may free the table once this reads 0 */
+	atomic_fetch_sub_explicit(&t->ns_reclaims, 1, memory_order_release);
 }
 
 struct victim_ctx {
@@ -450,6 +457,7 @@ long ct_ns_destroy(struct ct_thread *thr, const uint16_t *ids, unsigned k,
 
 	if (!k)
 		return 0;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	b = malloc(sizeof(*b) + (size_t)k * sizeof(b->ns[0]));
 	if (!b)
 		return -ENOMEM;
@@ -514,6 +522,7 @@ long ct_ns_destroy(struct ct_thread *thr, const uint16_t *ids, unsigned k,
 	ct_thread_flush_frees(thr);
 
 	/* 4. one grace period for the whole batch */
+	atomic_fetch_add_explicit(&t->ns_reclaims, 1, memory_order_relaxed);
 	if (flags & CT_NS_SYNC) {
 		t->rcu->update_synchronize_rcu();
 		batch_reclaim_cb(&b->rcu);

@@ -49,9 +49,9 @@ const struct ct_proto *ct_proto_by_index(uint8_t idx)
 
 uint8_t ct_proto_index(const struct ct_proto *p)
 {
-	for (uint8_t i = 0; i < N_PROTOS; i++)
+	for (unsigned i = 0; i < N_PROTOS; i++)
 		if (protos[i] == p)
-			return i;
+			return (uint8_t)i;
 	return 0;
 }
 

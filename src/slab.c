@@ -8,6 +8,12 @@
  * Memory is never returned to the system before the table is destroyed;
  * chunks of torn-down namespaces are reused, which keeps resident memory
  * flat under churn.
+ *
+ * Under AddressSanitizer a freed object is poisoned, all but its first
+ * word (the free-list link) and the 8 bytes holding its guard word (which
+ * a namespace walk reads in free objects too), so that a reader still
+ * using an entry after its grace period - a use after free that ASan
+ * cannot see in memory it did not allocate - is reported.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,6 +23,45 @@
 #include <urcu/arch.h>
 
 #include "slab.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define CT_SLAB_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CT_SLAB_ASAN 1
+#endif
+#endif
+
+#ifdef CT_SLAB_ASAN
+#include <sanitizer/asan_interface.h>
+
+/* Poison freed @obj except its link word and its guard word's granule. */
+static void poison_obj(const struct ct_slab *s, void *obj)
+{
+	uint8_t *p = obj;
+	uint32_t g = s->guard_off & ~7u;
+
+	ASAN_POISON_MEMORY_REGION(p + 8, g - 8);
+	ASAN_POISON_MEMORY_REGION(p + g + 8, s->obj_size - g - 8);
+}
+
+static void unpoison(void *p, size_t len)
+{
+	ASAN_UNPOISON_MEMORY_REGION(p, len);
+}
+#else
+static void poison_obj(const struct ct_slab *s, void *obj)
+{
+	(void)s;
+	(void)obj;
+}
+
+static void unpoison(void *p, size_t len)
+{
+	(void)p;
+	(void)len;
+}
+#endif
 
 static void slab_lock(struct ct_slab *s)
 {
@@ -38,8 +83,10 @@ int ct_arena_init(struct ct_arena *a)
 
 void ct_arena_fini(struct ct_arena *a)
 {
-	for (size_t i = 0; i < a->n_regions; i++)
+	for (size_t i = 0; i < a->n_regions; i++) {
+		unpoison(a->regions[i], CT_REGION_SIZE);
 		munmap(a->regions[i], CT_REGION_SIZE);
+	}
 	free(a->regions);
 	pthread_mutex_destroy(&a->lock);
 	memset(a, 0, sizeof(*a));
@@ -142,11 +189,58 @@ void ct_slab_release(struct ct_slab *s)
 
 	for (; c; c = next) {
 		next = c->next;
+		/* the next slab carves it with another object size */
+		unpoison(c, CT_CHUNK_SIZE);
 		arena_chunk_put(s->arena, c);
 	}
-	s->chunks = s->cur = NULL;
-	s->free = NULL;
+	s->chunks = s->cur = s->partial = NULL;
 	s->n_chunks = s->n_free = 0;
+}
+
+/* Caller holds s->lock. */
+static void partial_add(struct ct_slab *s, struct ct_slab_chunk *c)
+{
+	c->pprev = NULL;
+	c->pnext = s->partial;
+	if (s->partial)
+		s->partial->pprev = c;
+	s->partial = c;
+}
+
+static void partial_del(struct ct_slab *s, struct ct_slab_chunk *c)
+{
+	if (c->pprev)
+		c->pprev->pnext = c->pnext;
+	else
+		s->partial = c->pnext;
+	if (c->pnext)
+		c->pnext->pprev = c->pprev;
+	c->pnext = c->pprev = NULL;
+}
+
+/*
+ * A chunk all of whose objects are free goes back to the arena - unless
+ * it is the one being carved, or the slab would be left without a chunk's
+ * worth of free objects elsewhere (so that alternating frees and
+ * allocations at a chunk's edge do not map and unmap it each time).
+ * Caller holds s->lock.
+ */
+static void maybe_release(struct ct_slab *s, struct ct_slab_chunk *c)
+{
+	if (c == s->cur || c->n_free != c->used ||
+	    s->n_free - c->n_free < c->n_objs)
+		return;
+	partial_del(s, c);
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->chunks = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	s->n_free -= c->n_free;
+	s->n_chunks--;
+	unpoison(c, CT_CHUNK_SIZE);
+	arena_chunk_put(s->arena, c);
 }
 
 /* Caller holds s->lock.  Carve from the current chunk, or add a chunk. */
@@ -165,7 +259,13 @@ static void *slab_carve(struct ct_slab *s)
 		c->first_off = (uint32_t)((sizeof(*c) + 63u) & ~63u);
 		c->n_objs = (CT_CHUNK_SIZE - c->first_off) / s->obj_size;
 		c->used = 0;
+		c->free = NULL;
+		c->n_free = 0;
+		c->pnext = c->pprev = NULL;
+		c->prev = NULL;
 		c->next = s->chunks;
+		if (s->chunks)
+			s->chunks->prev = c;
 		s->chunks = c;
 		s->cur = c;
 		s->n_chunks++;
@@ -186,10 +286,16 @@ void *ct_slab_alloc(struct ct_slab *s, struct ct_slab_mag *mag)
 	if (mag->n == 0) {
 		slab_lock(s);
 		while (mag->n < CT_MAG_OBJS) {
-			void *o = s->free;
-			if (o) {
-				s->free = *(void **)o;
+			struct ct_slab_chunk *c = s->partial;
+			void *o;
+
+			if (c) {
+				o = c->free;
+				c->free = *(void **)o;
+				c->n_free--;
 				s->n_free--;
+				if (!c->n_free)
+					partial_del(s, c);
 			} else {
 				o = slab_carve(s);
 				if (!o)
@@ -202,6 +308,7 @@ void *ct_slab_alloc(struct ct_slab *s, struct ct_slab_mag *mag)
 			return NULL;
 	}
 	obj = mag->objs[--mag->n];
+	unpoison(obj, s->obj_size);
 	zero_obj(s, obj);
 	return obj;
 }
@@ -220,15 +327,21 @@ void ct_slab_unused(struct ct_slab_mag *mag, void *obj)
 
 void ct_slab_free(void *obj)
 {
-	struct ct_slab *s = ct_slab_chunk_of(obj)->slab;
+	struct ct_slab_chunk *c = ct_slab_chunk_of(obj);
+	struct ct_slab *s = c->slab;
 
 	/* the guard word (an entry's status) must read 0 for a free object,
 	 * so that a namespace walk skips it */
+	unpoison(obj, s->obj_size);   /* it may come from a magazine, poisoned */
 	zero_obj(s, obj);
+	poison_obj(s, obj);
 	slab_lock(s);
-	*(void **)obj = s->free;
-	s->free = obj;
+	*(void **)obj = c->free;
+	c->free = obj;
+	if (c->n_free++ == 0)
+		partial_add(s, c);
 	s->n_free++;
+	maybe_release(s, c);
 	slab_unlock(s);
 }
 

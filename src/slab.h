@@ -45,7 +45,13 @@ struct ct_slab_chunk {
 	struct ct_slab *slab;
 	uint32_t zone;                /* the owning namespace's id (sweeps read
 				       * it without touching the slab) */
-	struct ct_slab_chunk *next;   /* in the slab's list */
+	struct ct_slab_chunk *next;   /* in the slab's list of all chunks */
+	struct ct_slab_chunk *prev;
+	struct ct_slab_chunk *pnext;  /* in the slab's list of chunks with
+				       * free objects */
+	struct ct_slab_chunk *pprev;
+	void *free;                   /* this chunk's free objects */
+	uint32_t n_free;
 	uint32_t obj_size;
 	uint32_t n_objs;
 	uint32_t used;                /* objects [0, used) were handed out */
@@ -61,9 +67,9 @@ struct ct_slab {
 	_Atomic uint8_t lock;
 	struct ct_slab_chunk *chunks; /* all chunks, newest first */
 	struct ct_slab_chunk *cur;    /* the chunk being carved */
-	void *free;                   /* freed objects, linked by first word */
+	struct ct_slab_chunk *partial;/* chunks with free objects */
 	uint64_t n_chunks;
-	uint64_t n_free;
+	uint64_t n_free;              /* free objects in all chunks */
 };
 
 /* A thread's cache of objects of one slab (see ct_slab_alloc). */

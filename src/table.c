@@ -123,9 +123,12 @@ void ct_table_destroy(struct ct_table *t)
 
 	if (!t)
 		return;
-	/* wait for every free batch and deferred reclaim to run */
+	/* wait for every free batch and namespace reclaim to run (the
+	 * counter makes this independent of how reclaims are scheduled) */
 	ct_rcu_reg(t);
-	t->rcu->barrier();
+	do
+		t->rcu->barrier();
+	while (atomic_load_explicit(&t->ns_reclaims, memory_order_acquire));
 	ct_rcu_unreg(t);
 	h = atomic_load(&t->htab);
 	if (h) {
@@ -241,9 +244,12 @@ size_t ct_conn_obj_size(uint8_t priv_size, unsigned ext)
 
 size_t ct_conn_size(const struct ct_table *t, uint8_t l4)
 {
-	const struct ct_settings *s = &t->cfg.settings;
-	unsigned ext = (s->acct ? CT_EXT_ACCT : 0) | (s->timestamp ? CT_EXT_TSTAMP : 0);
+	struct ct_settings s;
+	unsigned ext;
 
+	ct_table_get_settings(t, &s);
+	ext = (s.acct ? CT_EXT_ACCT : 0) | (s.timestamp ? CT_EXT_TSTAMP : 0) |
+	      (t->cfg.labels ? CT_EXT_LABELS : 0);
 	return ct_conn_obj_size(ct_proto_find(l4)->priv_size, ext);
 }
 
@@ -677,7 +683,7 @@ static int set_attr(struct ct_thread *thr, const struct ct_tuple *tuple,
 				struct ct_ext_labels *lb = ct_conn_labels(c);
 				if (!lb) {
 					found = -ENOSPC;
-				} else if (memcmp(lb->bits, labels, 16)) {
+				} else if (memcmp(lb->bits, labels, 16) != 0) {
 					memcpy(lb->bits, labels, 16);
 					what = CT_EVW_LABEL;
 				}
@@ -809,7 +815,14 @@ uint64_t ct_table_rows(const struct ct_table *t)
 				    memory_order_relaxed);
 }
 
-const struct ct_settings *ct_table_settings(const struct ct_table *t)
+void ct_table_get_settings(const struct ct_table *ct, struct ct_settings *out)
 {
-	return ct_ns_settings(ct_ns_get(t, 0));
+	struct ct_table *t = (struct ct_table *)ct;
+
+	/* zone 0's copy may be replaced (and freed after a grace period) by
+	 * ct_ns_set_settings: copy it out under the lock that serialises
+	 * replacements, so the caller needs no read-side section */
+	pthread_mutex_lock(&t->ns_lock);
+	*out = *ct_ns_settings(ct_ns_get(t, 0));
+	pthread_mutex_unlock(&t->ns_lock);
 }

@@ -104,11 +104,14 @@ struct ct_table {
 					     * (dump, flush, sweep, gc) or
 					     * migrated */
 	_Atomic int64_t count;              /* entries (folded thread deltas) */
-	uint64_t max;                       /* settings.max, 0 = no limit */
+	uint64_t max;                       /* settings.max, 0 = no limit;
+					     * atomic access once shared */
 	uint64_t max95;
 	_Atomic(struct ct_ns *) *ns;        /* [CT_MAX_ZONES] */
 	_Atomic uint64_t ns_gen;
 	pthread_mutex_t ns_lock;            /* serialises create/destroy */
+	_Atomic uint64_t ns_reclaims;       /* teardown batches not yet freed
+					     * (ct_table_destroy waits) */
 	struct ct_arena arena;
 	ct_event_fn ev_fn;
 	void *ev_arg;

@@ -254,15 +254,17 @@ static bool make_room(struct ct_thread *thr, struct ct_ns *ns,
 		      const struct ct_settings *set, uint64_t hash, ct_time_ns now)
 {
 	struct ct_table *t = thr->t;
+	/* ct_ns_set_settings(zone 0) may change it meanwhile */
+	uint64_t max = __atomic_load_n(&t->max, __ATOMIC_RELAXED);
 
 	if (set->max && ns->id != 0 &&
 	    atomic_load_explicit(&ns->count, memory_order_relaxed) >= (int64_t)set->max &&
 	    !early_drop(thr, hash, ns->id, true, now))
 		return false;
-	if (t->max) {
+	if (max) {
 		int64_t n = atomic_load_explicit(&t->count, memory_order_relaxed) +
 			    thr->count_delta;
-		if (n >= (int64_t)t->max && !early_drop(thr, hash, 0, false, now))
+		if (n >= (int64_t)max && !early_drop(thr, hash, 0, false, now))
 			return false;
 	}
 	return true;
@@ -710,11 +712,17 @@ static void make_key(const struct ct_table *t, const struct ct_packet *pkt,
 	k->lookup = true;
 }
 
-/* Entries freed during a call wait in the thread's batch: a grace period
- * per 64 of them, not per call (see ct_table_queue_free). */
-static void end_call(struct ct_thread *thr)
+/*
+ * Entries freed during a call wait in the thread's batch.  A burst hands
+ * its batch to call_rcu at its end (one grace period per burst at most,
+ * and nothing stays queued while the thread is idle); a single-packet call
+ * lets up to 16 accumulate first, so that a call_rcu is not paid per
+ * packet.
+ */
+static void end_call(struct ct_thread *thr, bool burst)
 {
-	(void)thr;
+	if (thr->pending && (burst || thr->pending->n >= 16))
+		ct_thread_flush_frees(thr);
 }
 
 int ct_process(struct ct_thread *thr, const struct ct_packet *pkt,
@@ -727,7 +735,7 @@ int ct_process(struct ct_thread *thr, const struct ct_packet *pkt,
 	make_key(thr->t, pkt, &k);
 	ct_read_lock(thr);
 	process_one(thr, pkt, &k, now, v);
-	end_call(thr);
+	end_call(thr, false);
 	ct_read_unlock(thr);
 	return 0;
 }
@@ -779,7 +787,7 @@ int ct_process_burst(struct ct_thread *thr, const struct ct_packet *const *pkts,
 	/* stage 4: the trackers, in packet order */
 	for (unsigned i = 0; i < n; i++)
 		process_one(thr, pkts[i], &keys[i], now, &v[i]);
-	end_call(thr);
+	end_call(thr, true);
 	ct_read_unlock(thr);
 	if (thr->count_delta >= 64 || thr->count_delta <= -64)
 		ct_thread_fold_count(thr);

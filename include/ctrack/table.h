@@ -216,8 +216,9 @@ uint64_t ct_table_count(const struct ct_table *t);
 /* ct_table_rows - current number of hash rows (changes on resize). */
 uint64_t ct_table_rows(const struct ct_table *t);
 
-/* ct_table_settings - zone 0's settings (read-only view). */
-const struct ct_settings *ct_table_settings(const struct ct_table *t);
+/* ct_table_get_settings - a copy of zone 0's settings (any thread; takes
+ * the namespace lock, so not for the packet path). */
+void ct_table_get_settings(const struct ct_table *t, struct ct_settings *out);
 
 /*
  * ct_conn_size - bytes one entry of protocol @l4 occupies (object only,

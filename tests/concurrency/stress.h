@@ -4,8 +4,8 @@
  * counter, and the invariants checked once every thread has stopped.
  *
  * Time.  Each test runs for a wall-clock budget (CT_STRESS_MS, in
- * milliseconds; the meson suite sets a short one, a person hunting a race
- * sets minutes) and seeds its random choices from CT_STRESS_SEED (printed,
+ * milliseconds; the meson suite sets a short one in CT_STRESS_SUITE_MS, a
+ * person hunting a race sets minutes) and seeds its random choices from CT_STRESS_SEED (printed,
  * so a failure can be replayed with the same choices, if not the same
  * interleaving).  The library's time is a shared virtual clock that every
  * call advances, so timeouts of a few seconds pass within milliseconds of
@@ -69,13 +69,21 @@ static inline uint64_t stress_mono_ms(void)
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
 
-/* The wall-clock budget of one test case, in milliseconds. */
+/* The wall-clock budget of one test case, in milliseconds: CT_STRESS_MS
+ * if the person running the tests set it, else the suite's short one
+ * (CT_STRESS_SUITE_MS, from meson), else @dflt (a run by hand). */
 static inline unsigned stress_budget_ms(unsigned dflt)
 {
-	const char *e = getenv("CT_STRESS_MS");
-	long v = e ? strtol(e, NULL, 10) : 0;
+	const char *names[2] = { "CT_STRESS_MS", "CT_STRESS_SUITE_MS" };
 
-	return v > 0 ? (unsigned)v : dflt;
+	for (int i = 0; i < 2; i++) {
+		const char *e = getenv(names[i]);
+		long v = e ? strtol(e, NULL, 10) : 0;
+
+		if (v > 0)
+			return (unsigned)v;
+	}
+	return dflt;
 }
 
 static inline uint64_t stress_seed(void)
@@ -226,6 +234,8 @@ enum stress_pkt {
 	SP_TCP_ACK,      /* ESTABLISHED, ASSURED */
 	SP_TCP_REFUSE,   /* RST/ACK from the server: SYN_SENT entry destroyed */
 	SP_TCP_RST,      /* RST from the client after the handshake: CLOSE */
+	SP_ICMP_UNREACH, /* port unreachable from the server, quoting the
+			  * flow's first packet: RELATED if the entry lives */
 };
 
 /* Fill @p with packet kind @k of flow @f (UDP kinds only for even f). */
@@ -238,6 +248,26 @@ static inline void stress_packet(struct ct_packet *p, unsigned f, enum stress_pk
 	memset(p, 0, sizeof(*p));
 	p->kind = CT_PKT_TRACKABLE;
 	p->tuple = t;
+	if (k == SP_ICMP_UNREACH) {
+		struct ct_icmp_info *ic = &p->u.icmp;
+
+		memset(&p->tuple, 0, sizeof(p->tuple));
+		p->tuple.l3 = CT_L3_IPV4;
+		p->tuple.l4 = IPPROTO_ICMP;
+		p->tuple.src = t.dst;
+		p->tuple.dst = t.src;
+		p->tuple.dport = 3 << 8 | 3;
+		p->tuple.zone = t.zone;
+		ic->type = 3;
+		ic->code = 3;
+		ic->is_error = true;
+		ic->inner_ok = true;
+		ic->inner = t;
+		ic->inner.zone = 0;
+		p->l3_len = 76;
+		p->l4_len = 56;
+		return;
+	}
 	if (t.l4 == IPPROTO_UDP) {
 		if (k == SP_UDP_REPLY)
 			p->tuple = stress_reverse(&t);

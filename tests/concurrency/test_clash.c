@@ -37,7 +37,7 @@ struct clash {
 	/* sense-reversing spin barrier */
 	_Atomic unsigned arrived;
 	_Atomic unsigned sense;
-	_Atomic bool stop;
+	_Atomic uint32_t last_round;     /* the round both threads stop at */
 	_Atomic unsigned inside;         /* threads inside ct_process */
 	_Atomic uint64_t overlapped;     /* rounds where both were inside */
 	/* per round: verdict flags of each thread */
@@ -107,11 +107,14 @@ static void *clash_main(void *arg)
 
 	STRESS_REQUIRE(thr != NULL);
 	for (uint32_t r = 0; r < c->rounds; r++) {
-		/* thread 0 decides whether to go on; the barrier publishes it */
-		if (w->idx == 0 && stress_mono_ms() >= c->deadline_ms)
-			atomic_store(&c->stop, true);
+		/* thread 0 names the round to stop at; the barrier publishes
+		 * it.  A round number, not a flag: the other thread may read
+		 * it late, after thread 0 has already named the next round */
+		if (w->idx == 0 && stress_mono_ms() >= c->deadline_ms &&
+		    atomic_load(&c->last_round) == UINT32_MAX)
+			atomic_store(&c->last_round, r);
 		barrier_wait(c, &sense);
-		if (atomic_load(&c->stop))
+		if (r >= atomic_load(&c->last_round))
 			break;
 		memset(&p, 0, sizeof(p));
 		p.kind = CT_PKT_TRACKABLE;
@@ -166,6 +169,7 @@ static void race(enum ct_rcu_flavor flavor, uint8_t l4, bool both_directions)
 	c->l4 = l4;
 	c->both_directions = both_directions;
 	c->rounds = 1u << 16;
+	atomic_init(&c->last_round, UINT32_MAX);
 	c->deadline_ms = stress_mono_ms() + (budget ? budget : 1);
 	c->flags = calloc(c->rounds, sizeof(*c->flags));
 	c->cls = calloc(c->rounds, sizeof(*c->cls));

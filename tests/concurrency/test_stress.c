@@ -2,12 +2,13 @@
  * test_stress.c - everything at once on one table, then the invariants.
  *
  * Each test runs epochs until its time budget (stress.h) is spent.  An
- * epoch creates a table with a tiny row array (64 rows, so it grows
+ * epoch (300 ms to 1.2 s, a quarter of the budget) creates a table with a tiny row array (64 rows, so it grows
  * online several times), short timeouts and an event handler that counts
  * NEW and DESTROY per zone, then runs, for a few hundred milliseconds:
  *  - two packet threads sending bursts (ct_process_burst) of random
  *    packets of the flow universe: UDP both ways, TCP handshakes, refused
- *    connections (RST/ACK: destroyed at once) and aborts (RST: CLOSE);
+ *    connections (RST/ACK: destroyed at once), aborts (RST: CLOSE) and
+ *    ICMP errors quoting a flow (RELATED to a live entry);
  *    each checks its verdicts (zone, class) as it goes; on a QSBR table
  *    they sometimes go offline for a moment, as an idle poller must;
  *  - a collector: ct_gc_step() in a loop from its own thread with random
@@ -15,8 +16,10 @@
  *    toggled while packets flow), both on the virtual clock;
  *  - a control thread that flushes the table or one zone, destroys random
  *    batches of namespaces (synchronously or not, walk or sweep) and
- *    recreates them, sets marks, reads counters, looks entries up and
- *    dumps the table, checking every entry it sees is one the test made.
+ *    recreates them, sets marks and labels, changes settings, looks
+ *    entries up and dumps the table, checking every entry it sees is one
+ *    the test made; an unattached monitor polls counters and namespace
+ *    stats; packet threads detach and attach again now and then.
  * Then it stops every thread and checks stress_check_quiesced().
  *
  * What the tests cannot see directly they see through invariants: a lost
@@ -35,6 +38,7 @@ struct epoch {
 	struct ct_table *t;
 	struct stress_events ev;
 	enum ct_rcu_flavor flavor;
+	bool labels;                 /* entries have room for labels */
 	bool gc_thread;              /* the library's collector thread */
 	bool gc_step;                /* ct_gc_step from a thread of ours */
 	uint64_t seed;
@@ -45,6 +49,7 @@ struct epoch {
 	_Atomic uint64_t ns_destroyed;
 	_Atomic uint64_t flushed;
 	_Atomic uint64_t refused;    /* CT_VF_DESTROYED verdicts */
+	_Atomic uint64_t related;    /* RELATED verdicts (ICMP errors) */
 };
 
 struct worker {
@@ -65,7 +70,9 @@ static void random_packet(uint64_t *rng, struct ct_packet *p)
 	unsigned r = stress_below(rng, 16);
 	enum stress_pkt k;
 
-	if (stress_flow_l4(f) == IPPROTO_UDP) {
+	if (stress_below(rng, 32) == 0) {
+		k = SP_ICMP_UNREACH;
+	} else if (stress_flow_l4(f) == IPPROTO_UDP) {
 		k = r < 11 ? SP_UDP_ORIG : SP_UDP_REPLY;
 	} else {
 		static const enum stress_pkt tcp[16] = {
@@ -113,12 +120,21 @@ static void *packet_main(void *arg)
 				atomic_fetch_add(&e->bad_verdicts, 1);
 			if (v[i].flags & CT_VF_DESTROYED)
 				atomic_fetch_add_explicit(&e->refused, 1, memory_order_relaxed);
+			if (v[i].cls == CT_V_RELATED)
+				atomic_fetch_add_explicit(&e->related, 1, memory_order_relaxed);
 		}
 		if ((++n & 63) == 0 && e->flavor == CT_RCU_QSBR && stress_below(&w->rng, 4) == 0) {
 			/* an idle poller goes offline, or grace periods stall */
 			ct_thread_offline(thr);
 			sched_yield();
 			ct_thread_online(thr);
+		}
+		if ((n & 255) == 0 && stress_below(&w->rng, 2) == 0) {
+			/* a thread that leaves and comes back: its counters,
+			 * count delta and magazines go back to the table */
+			ct_thread_detach(thr);
+			thr = ct_thread_attach(e->t);
+			STRESS_REQUIRE(thr != NULL);
 		}
 	}
 	atomic_fetch_add(&e->bursts, n);
@@ -229,7 +245,7 @@ static void control_step(struct worker *w, struct ct_thread *thr, bool *alive)
 
 			if (alive[id] || stress_below(&w->rng, 2))
 				continue;
-			s = *ct_table_settings(t);
+			ct_table_get_settings(t, &s);
 			/* some namespaces get a limit, so early drop has work */
 			s.max = stress_below(&w->rng, 3) == 0 ? 64 : 0;
 			STRESS_REQUIRE(ct_ns_create(t, id, &s) == 0);
@@ -251,6 +267,10 @@ static void control_step(struct worker *w, struct ct_thread *thr, bool *alive)
 				atomic_fetch_add(&e->bad_dumps, 1);
 			}
 			STRESS_REQUIRE(ct_table_set_mark(thr, &tu, f, 0xffffffffu, now) >= 0);
+			if (e->labels) {
+				uint8_t lb[16] = { (uint8_t)f, (uint8_t)(f >> 8), 1 };
+				STRESS_REQUIRE(ct_table_set_labels(thr, &tu, lb, now) >= 0);
+			}
 		}
 	} else if (op < 35) { /* counters, read while everything runs */
 		struct ct_stats st;
@@ -265,11 +285,14 @@ static void control_step(struct worker *w, struct ct_thread *thr, bool *alive)
 			STRESS_REQUIRE(ct_gc_stop(t) == 0);
 			STRESS_REQUIRE(ct_gc_start(t, stress_clock_fn, NULL) == 0);
 		}
-	} else if (op < 38) { /* new settings for a live namespace */
-		uint16_t id = (uint16_t)(1 + stress_below(&w->rng, STRESS_ZONES));
-		struct ct_settings s = *ct_table_settings(t);
+	} else if (op < 38) { /* new settings for a live namespace, zone 0
+			       * (the table's own) included */
+		uint16_t id = (uint16_t)stress_below(&w->rng, STRESS_ZONES + 1);
+		struct ct_settings s;
 
-		if (alive[id])
+		ct_table_get_settings(t, &s);
+
+		if (id == 0 || alive[id])
 			STRESS_REQUIRE(ct_ns_set_settings(t, id, &s) == 0);
 	}
 	ct_thread_quiescent(thr);
@@ -316,6 +339,7 @@ static void run_epoch(enum ct_rcu_flavor flavor, uint64_t seed, unsigned ms)
 	stress_short_timeouts(&cfg.settings);
 	/* a table maximum in some epochs: early drop and DROP verdicts */
 	cfg.settings.max = stress_below(&rng, 3) == 0 ? 3000 : 0;
+	cfg.labels = e->labels = stress_below(&rng, 2) == 0;
 	assert_int_equal(ct_table_create(&cfg, &e->t), 0);
 	ct_tsan_rcu_wrap(e->t);
 	ct_table_set_event_handler(e->t, stress_count_event, &e->ev);
@@ -362,11 +386,12 @@ static void run_epoch(enum ct_rcu_flavor flavor, uint64_t seed, unsigned ms)
 
 	print_message("# %s epoch: %" PRIu64 " bursts, %" PRIu64 " rows, %" PRIu64
 		      " resizes, %" PRIu64 " namespaces destroyed, %" PRIu64
-		      " flushes, %" PRIu64 " refused, gc %s%s\n",
+		      " flushes, %" PRIu64 " refused, %" PRIu64 " related, gc %s%s\n",
 		      flavor == CT_RCU_QSBR ? "qsbr" : "memb",
 		      atomic_load(&e->bursts), ct_table_rows(e->t),
 		      atomic_load(&e->t->resizes), atomic_load(&e->ns_destroyed),
 		      atomic_load(&e->flushed), atomic_load(&e->refused),
+		      atomic_load(&e->related),
 		      e->gc_step ? "step " : "", e->gc_thread ? "thread" : "");
 	STRESS_EQ(atomic_load(&e->bad_verdicts), 0, seed, "verdicts with a wrong zone or class");
 	STRESS_EQ(atomic_load(&e->bad_dumps), 0, seed, "implausible entries while running");
@@ -380,10 +405,14 @@ static void run_for_budget(enum ct_rcu_flavor flavor)
 	unsigned budget = stress_budget_ms(3000);
 	uint64_t seed = stress_seed(), end = stress_mono_ms() + budget;
 	unsigned epochs = 0;
+	/* a few epochs per case: longer ones when the budget allows, so
+	 * that a slow (sanitized) build still grows its tables */
+	unsigned epoch_ms = budget / 4 < EPOCH_MS ? EPOCH_MS :
+			    budget / 4 > 4 * EPOCH_MS ? 4 * EPOCH_MS : budget / 4;
 
 	print_message("# CT_STRESS_SEED=0x%" PRIx64 " CT_STRESS_MS=%u\n", seed, budget);
 	do {
-		unsigned ms = budget < EPOCH_MS ? budget : EPOCH_MS;
+		unsigned ms = budget < epoch_ms ? budget : epoch_ms;
 		run_epoch(flavor, seed + epochs, ms);
 		epochs++;
 	} while (stress_mono_ms() < end);

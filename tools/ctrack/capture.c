@@ -387,7 +387,7 @@ static uint64_t ng_ts(const struct iface *f, uint64_t ticks)
 
 	if (f->ts_mul)
 		ns = ticks * f->ts_mul;
-	else if (f->ts_div && f->ts_div > 1000000000ull)
+	else if (f->ts_div > 1000000000ull)
 		ns = (uint64_t)((__uint128_t)ticks * 1000000000ull / f->ts_div);
 	else if (f->ts_div)
 		ns = ticks / f->ts_div;

@@ -58,8 +58,8 @@ int sysctl_file_apply(const char *path, struct ct_settings *s, char *msg,
 		name = trim(p);
 		value = trim(eq + 1);
 		/* a full `sysctl -a`: only netfilter's knobs concern us */
-		if (strncmp(name, "net.netfilter.", 14) && strncmp(name, "net/netfilter/", 14) &&
-		    strncmp(name, "nf_", 3))
+		if (strncmp(name, "net.netfilter.", 14) != 0 &&
+		    strncmp(name, "net/netfilter/", 14) != 0 && strncmp(name, "nf_", 3) != 0)
 			continue;
 		r = ct_settings_set(&work, name, value, &why);
 		if (r == CT_SETTINGS_READ_ONLY || r == CT_SETTINGS_IGNORED)
