@@ -206,6 +206,40 @@ static void test_idle_collector_pass_locks_no_row(void **state)
 	teardown_f(f);
 }
 
+static void test_every_lock_policy_expires_the_same_entries(void **state)
+{
+	/* the naive policies kept for the benchmarks must still be
+	 * collectors: same entries expired at the same time */
+	static const enum ct_gc_lock_policy pols[] = {
+		CT_GC_LOCK_DUE, CT_GC_LOCK_NONEMPTY, CT_GC_LOCK_ALWAYS, CT_GC_LOCK_DUE_ROWS,
+	};
+
+	(void)state;
+	for (unsigned p = 0; p < sizeof(pols) / sizeof(pols[0]); p++) {
+		struct fixture *f = setup_default();
+		struct ct_gc_policy pol;
+		struct ct_gc_result r;
+		struct ct_verdict v;
+
+		ct_gc_policy_default(&pol);
+		pol.lock = pols[p];
+		pol.yield = p % 2 ? CT_GC_YIELD_EVERY_ROW : CT_GC_YIELD_THROTTLED;
+		ct_gc_set_policy(f->t, &pol);
+		for (uint16_t i = 0; i < 200; i++) {
+			struct ct_packet pk = udp4(0x0a000001, 0x0a000002, (uint16_t)(1000 + i), 53);
+			ct_process(f->thr, &pk, i < 100 ? 0 : 10 * SEC, &v);
+		}
+		assert_int_equal(ct_gc_step(f->thr, 30 * SEC, 0, &r), 0);
+		assert_int_equal(r.expired, 100);
+		assert_int_equal(ct_table_count(f->t), 100);
+		if (pols[p] == CT_GC_LOCK_ALWAYS)
+			assert_int_equal(r.rows_locked, r.rows_visited);
+		assert_int_equal(ct_gc_step(f->thr, 40 * SEC, 0, &r), 0);
+		assert_int_equal(ct_table_count(f->t), 0);
+		teardown_f(f);
+	}
+}
+
 static void test_lookup_reaps_an_expired_entry_and_creates_anew(void **state)
 {
 	struct fixture *f = setup_default();
@@ -578,6 +612,7 @@ int main(void)
 		cmocka_unit_test(test_events_new_then_update_on_reply),
 		cmocka_unit_test(test_collector_expires_due_entries_and_reports_destroy),
 		cmocka_unit_test(test_idle_collector_pass_locks_no_row),
+		cmocka_unit_test(test_every_lock_policy_expires_the_same_entries),
 		cmocka_unit_test(test_lookup_reaps_an_expired_entry_and_creates_anew),
 		cmocka_unit_test(test_stream_timeout_is_never_lowered_by_refresh_bounds),
 		cmocka_unit_test(test_flush_removes_all_with_destroy_events),
