@@ -11,6 +11,10 @@
  *   one-by-one       1,000 calls of ct_ns_destroy(one id, CT_NS_SYNC): a
  *                    grace period per namespace, as the kernel did before
  *   one-by-one-deferred  the same without waiting for grace periods
+ *   one-by-one-sweep the kernel's way before the batched cleanup: each
+ *                    call sweeps the whole table for its namespace
+ *                    (nf_ct_iterate_cleanup_net walks every bucket) and
+ *                    waits its own grace period (CT_NS_SWEEP|CT_NS_SYNC)
  *   batched          one call with the 1,000 ids, deferred reclaim (the
  *                    caller does not wait for the grace period)
  *   batched-sync     the same, waiting for the one grace period
@@ -185,6 +189,7 @@ int bench_teardown(const struct bench_args *a)
 		{ "batched-sync", true, CT_NS_SYNC },
 		{ "batched-walk", true, CT_NS_WALK },
 		{ "batched-sweep", true, CT_NS_SWEEP },
+		{ "one-by-one-sweep", false, CT_NS_SYNC | CT_NS_SWEEP },
 	};
 	static const unsigned ks[] = { 10, 100, 1000, 10000 };
 	struct ct_table_config cfg;

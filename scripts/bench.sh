@@ -252,6 +252,10 @@ if b:
 if b and o:
     target("teardown batched vs one by one (wall)", o["ms"] / b["ms"] >= 20,
            f"{o['ms'] / b['ms']:.1f}x", ">= 20x")
+os_ = one(td, variant="one-by-one-sweep")
+if b and os_:
+    target("teardown batched vs one by one, kernel-style sweep per namespace (wall)",
+           os_["ms"] / b["ms"] >= 20, f"{os_['ms'] / b['ms']:.1f}x", ">= 20x")
 e = one(td, variant="empty-ns-destroy")
 if e:
     target("destroy an empty namespace next to a big table", e["us"] <= 100,
