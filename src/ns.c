@@ -227,7 +227,34 @@ struct victim_ctx {
 	struct ct_ns *walking;   /* walk: the namespace being walked, whose
 				  * count is lowered once at its end */
 	int64_t walked;          /* its victims so far */
+	bool flush;              /* a flush: the namespace lives on, so each
+				  * victim is freed on its own */
+	/* victims whose DESTROY is reported once no slab lock is held */
+	struct ct_conn **defer;
+	size_t n_defer, cap_defer;
 };
+
+static void report_one(struct victim_ctx *vc, struct ct_conn *c)
+{
+	struct ct_conn_info ci;
+
+	ct_conn_lock(c);
+	ct_conn_fill_info(vc->thr->t, c, &ci);
+	ct_conn_unlock(c);
+	ct_event_emit(vc->thr->t, CT_EV_DESTROY, CT_EVW_DESTROY,
+		      vc->flush ? CT_DESTROY_FLUSH : CT_DESTROY_NS, vc->now, &ci);
+}
+
+/* Report the deferred DESTROYs.  The entries are unlinked but not freed:
+ * that needs a grace period, and the caller is in a read-side section. */
+static void report_deferred(struct victim_ctx *vc)
+{
+	for (size_t i = 0; i < vc->n_defer; i++)
+		report_one(vc, vc->defer[i]);
+	free(vc->defer);
+	vc->defer = NULL;
+	vc->n_defer = vc->cap_defer = 0;
+}
 
 /* Unlink one victim whose row lock the caller holds or not (@row NULL). */
 static void victim_done(struct victim_ctx *vc, struct ct_conn *c)
@@ -243,13 +270,23 @@ static void victim_done(struct victim_ctx *vc, struct ct_conn *c)
 	CT_CTR_INC(thr, deleted);
 	vc->removed++;
 	if (vc->events) {
-		struct ct_conn_info ci;
-		ct_conn_lock(c);
-		ct_conn_fill_info(thr->t, c, &ci);
-		ct_conn_unlock(c);
-		ct_event_emit(thr->t, CT_EV_DESTROY, CT_EVW_DESTROY, CT_DESTROY_NS,
-			      vc->now, &ci);
+		/* the event handler must not run under the slab lock the walk
+		 * holds: keep the entry and report it afterwards */
+		if (vc->n_defer == vc->cap_defer) {
+			size_t cap = vc->cap_defer ? vc->cap_defer * 2 : 1024;
+			struct ct_conn **n = realloc(vc->defer, cap * sizeof(*n));
+			if (n) {
+				vc->defer = n;
+				vc->cap_defer = cap;
+			}
+		}
+		if (vc->n_defer < vc->cap_defer)
+			vc->defer[vc->n_defer++] = c;
+		else
+			report_one(vc, c);   /* no memory: report it now */
 	}
+	if (vc->flush)
+		ct_table_queue_free(thr, c);
 }
 
 /* Is @c in the chain of (locked) row @head? */
@@ -450,7 +487,7 @@ long ct_ns_destroy(struct ct_thread *thr, const uint16_t *ids, unsigned k,
 		   ct_time_ns now, unsigned flags)
 {
 	struct ct_table *t = thr->t;
-	struct victim_ctx vc = { thr, now, 0, ct_events_on(t), NULL, 0 };
+	struct victim_ctx vc = { .thr = thr, .now = now, .events = ct_events_on(t) };
 	struct ns_batch *b;
 	uint64_t *dying = NULL;
 	bool sweep;
@@ -512,6 +549,7 @@ long ct_ns_destroy(struct ct_thread *thr, const uint16_t *ids, unsigned k,
 	}
 	for (unsigned i = 0; i < b->n; i++)
 		walk_ns(&vc, b->ns[i]);
+	report_deferred(&vc);
 	thr->t->rcu->read_unlock();
 
 	/* 3. unpublish: the ids are free for reuse at once */
@@ -529,5 +567,30 @@ long ct_ns_destroy(struct ct_thread *thr, const uint16_t *ids, unsigned k,
 	} else {
 		t->rcu->update_call_rcu(&b->rcu, batch_reclaim_cb);
 	}
+	return vc.removed;
+}
+
+/*
+ * ct_ns_flush_zone - remove every entry of namespace @zone, leaving the
+ * namespace itself in place (conntrack -F for one zone).  Walks the
+ * namespace's own slabs, so the cost follows its entries, not the table's
+ * (Open vSwitch walks the whole table to flush a zone).  Entries inserted
+ * while the walk runs may stay.  Returns the number removed.
+ */
+long ct_ns_flush_zone(struct ct_thread *thr, uint16_t zone, ct_time_ns now)
+{
+	struct ct_table *t = thr->t;
+	struct victim_ctx vc = { .thr = thr, .now = now, .events = ct_events_on(t),
+				 .flush = true };
+	struct ct_ns *ns;
+
+	t->rcu->read_lock();
+	ns = ct_ns_get(t, zone);
+	if (ns)
+		walk_ns(&vc, ns);
+	report_deferred(&vc);
+	t->rcu->read_unlock();
+	ct_thread_flush_frees(thr);
+	ct_thread_fold_count(thr);
 	return vc.removed;
 }

@@ -238,6 +238,8 @@ static inline bool ct_events_on(const struct ct_table *t)
 int ct_ns_init_zero(struct ct_table *t);
 void ct_ns_free_all(struct ct_table *t);
 void ct_ns_count_add(struct ct_ns *ns, int64_t d);
+/* Remove every entry of one namespace, walking its slabs (ns.c). */
+long ct_ns_flush_zone(struct ct_thread *thr, uint16_t zone, ct_time_ns now);
 /* Drop a reference to @ns; the last one frees its memory. */
 void ct_ns_put(struct ct_ns *ns);
 void ct_ns_ctr_add(struct ct_ns *ns, size_t field_off, uint64_t v);

@@ -3,8 +3,10 @@
  *
  * A table has at most one event handler.  It is called synchronously, on
  * the thread whose work caused the event (a packet thread, the collector,
- * a flush or a namespace teardown), after the change and outside any lock
- * the library holds, with a copy of the entry as it is after the change.
+ * a flush or a namespace teardown), after the change and outside every
+ * entry, row and slab lock (a whole-table flush still holds the mutex that
+ * pauses online resizing), with a copy of the entry as it is after the
+ * change.
  * Which changes produce an UPDATE follows the kernel's event cache: a new
  * protocol state, ASSURED being set, a reply being seen, mark or labels
  * changing.  Events of one packet are merged into one, as the kernel

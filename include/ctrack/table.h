@@ -207,6 +207,8 @@ int ct_table_set_labels(struct ct_thread *thr, const struct ct_tuple *tuple,
  * ct_table_flush - remove every entry (or those of zone @zone >= 0) with
  * DESTROY events, as `conntrack -F` does.  Memory is reclaimed after a
  * grace period; the caller does not wait.  Returns the number removed.
+ * Cost: O(rows + entries) for the whole table; for one zone, O(that
+ * zone's entries) - it walks the namespace's own slabs.
  */
 long ct_table_flush(struct ct_thread *thr, int zone, ct_time_ns now);
 

@@ -304,6 +304,34 @@ static void test_flush_removes_all_with_destroy_events(void **state)
 	teardown_f(f);
 }
 
+static void test_flushing_one_zone_removes_only_its_entries(void **state)
+{
+	struct fixture *f = setup_default();
+	struct ct_verdict v;
+	struct ct_stats st;
+
+	(void)state;
+	assert_int_equal(ct_ns_create(f->t, 4, NULL), 0);
+	for (uint16_t i = 0; i < 300; i++) {
+		struct ct_packet p = udp4(0x0a000001, 0x0a000002, (uint16_t)(1000 + i), 53);
+		p.tuple.zone = i % 3 ? 0 : 4;   /* 100 in zone 4, 200 in zone 0 */
+		ct_process(f->thr, &p, 0, &v);
+	}
+	f->log.n = 0;
+	assert_int_equal(ct_table_flush(f->thr, 4, 1 * SEC), 100);
+	assert_int_equal(ct_table_count(f->t), 200);
+	assert_int_equal(f->log.n, 100);
+	assert_int_equal(f->log.ev[0].type, CT_EV_DESTROY);
+	assert_int_equal(f->log.ev[0].destroy_cause, CT_DESTROY_FLUSH);
+	assert_int_equal(f->log.ev[0].conn.orig.zone, 4);
+	assert_int_equal(ct_ns_get_stats(f->t, 4, &st), 0);
+	assert_int_equal(st.count, 0);
+	assert_true(ct_ns_exists(f->t, 4));     /* the namespace stays */
+	assert_int_equal(ct_table_flush(f->thr, 4, 2 * SEC), 0);
+	assert_int_equal(ct_table_flush(f->thr, 9, 2 * SEC), 0);   /* no such zone */
+	teardown_f(f);
+}
+
 static void test_full_table_evicts_unreplied_before_refusing(void **state)
 {
 	/* early_drop(): when full, evict an entry that never became ASSURED;
@@ -616,6 +644,7 @@ int main(void)
 		cmocka_unit_test(test_lookup_reaps_an_expired_entry_and_creates_anew),
 		cmocka_unit_test(test_stream_timeout_is_never_lowered_by_refresh_bounds),
 		cmocka_unit_test(test_flush_removes_all_with_destroy_events),
+		cmocka_unit_test(test_flushing_one_zone_removes_only_its_entries),
 		cmocka_unit_test(test_full_table_evicts_unreplied_before_refusing),
 		cmocka_unit_test(test_full_table_of_assured_entries_drops_new_ones),
 		cmocka_unit_test(test_chain_limit_refuses_and_counts_chaintoolong),
