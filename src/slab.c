@@ -208,18 +208,15 @@ void ct_slab_free(void *obj)
 
 void ct_slab_free_bulk(struct ct_slab *s, void *const *objs, unsigned n)
 {
-	void *head = s->free;
-
+	if (!n)
+		return;
 	/* cleared and linked outside the lock; only the splice is inside */
 	for (unsigned i = 0; i < n; i++)
 		memset(objs[i], 0, s->obj_size);
 	for (unsigned i = 1; i < n; i++)
 		*(void **)objs[i - 1] = objs[i];
-	if (!n)
-		return;
 	slab_lock(s);
-	head = s->free;
-	*(void **)objs[n - 1] = head;
+	*(void **)objs[n - 1] = s->free;
 	s->free = objs[0];
 	s->n_free += n;
 	slab_unlock(s);
