@@ -90,10 +90,15 @@ void ct_ns_free_all(struct ct_table *t)
 	}
 }
 
+void ct_ns_put_n(struct ct_ns *ns, uint64_t n)
+{
+	if (atomic_fetch_sub_explicit(&ns->refs, n, memory_order_acq_rel) == n)
+		ns_free_now(ns);
+}
+
 void ct_ns_put(struct ct_ns *ns)
 {
-	if (atomic_fetch_sub_explicit(&ns->refs, 1, memory_order_acq_rel) == 1)
-		ns_free_now(ns);
+	ct_ns_put_n(ns, 1);
 }
 
 void ct_ns_count_add(struct ct_ns *ns, int64_t d)

@@ -345,6 +345,41 @@ void ct_slab_free(void *obj)
 	slab_unlock(s);
 }
 
+void ct_slab_free_bulk(struct ct_slab *s, void *const *objs, unsigned n)
+{
+	struct ct_slab_chunk *touched[CT_MAG_OBJS * 2];
+	unsigned n_touched = 0;
+
+	if (!n)
+		return;
+	/* cleared outside the lock; only the pushes are inside */
+	for (unsigned i = 0; i < n; i++) {
+		unpoison(objs[i], s->obj_size);
+		zero_obj(s, objs[i]);
+		poison_obj(s, objs[i]);
+	}
+	slab_lock(s);
+	for (unsigned i = 0; i < n; i++) {
+		struct ct_slab_chunk *c = ct_slab_chunk_of(objs[i]);
+		unsigned k;
+
+		*(void **)objs[i] = c->free;
+		c->free = objs[i];
+		if (c->n_free++ == 0)
+			partial_add(s, c);
+		s->n_free++;
+		for (k = 0; k < n_touched; k++)
+			if (touched[k] == c)
+				break;
+		if (k == n_touched && n_touched < sizeof(touched) / sizeof(touched[0]))
+			touched[n_touched++] = c;
+	}
+	/* a chunk may go back to the arena only once all pushes are done */
+	for (unsigned k = 0; k < n_touched; k++)
+		maybe_release(s, touched[k]);
+	slab_unlock(s);
+}
+
 void ct_slab_foreach(struct ct_slab *s, void (*fn)(void *obj, void *arg), void *arg)
 {
 	for (struct ct_slab_chunk *c = s->chunks; c; c = c->next) {

@@ -115,6 +115,10 @@ void *ct_slab_alloc(struct ct_slab *s, struct ct_slab_mag *mag);
 /* ct_slab_free - give @obj back to the slab it came from (any thread). */
 void ct_slab_free(void *obj);
 
+/* ct_slab_free_bulk - give @n objects, all of slab @s, back to it under
+ * one acquisition of its lock (the reclaim path frees in batches). */
+void ct_slab_free_bulk(struct ct_slab *s, void *const *objs, unsigned n);
+
 /* ct_slab_unused - put an object that was never published back into
  * magazine @mag (cheap path for a creation that failed). */
 void ct_slab_unused(struct ct_slab_mag *mag, void *obj);

@@ -242,6 +242,7 @@ void ct_ns_count_add(struct ct_ns *ns, int64_t d);
 long ct_ns_flush_zone(struct ct_thread *thr, uint16_t zone, ct_time_ns now);
 /* Drop a reference to @ns; the last one frees its memory. */
 void ct_ns_put(struct ct_ns *ns);
+void ct_ns_put_n(struct ct_ns *ns, uint64_t n);
 void ct_ns_ctr_add(struct ct_ns *ns, size_t field_off, uint64_t v);
 #define CT_NS_CTR(ns, field, v) \
 	ct_ns_ctr_add((ns), offsetof(struct ct_counters, field), (v))

@@ -277,11 +277,12 @@ static struct ct_slab_mag *mag_for(struct ct_thread *thr, struct ct_ns *ns,
 
 	if (m->slab != &ns->slabs[cls] || m->slab_gen != ns->gen || m->zone != ns->id) {
 		if (m->n) {
-			/* hand cached objects back if their namespace lives */
+			/* hand cached objects back if their namespace lives,
+			 * under one lock: traffic that alternates between
+			 * zones switches magazines at every turn */
 			struct ct_ns *old = ct_ns_get(thr->t, m->zone);
 			if (old && old->gen == m->slab_gen)
-				for (unsigned i = 0; i < m->n; i++)
-					ct_slab_free(m->objs[i]);
+				ct_slab_free_bulk(m->slab, m->objs, m->n);
 			m->n = 0;
 		}
 		m->slab = &ns->slabs[cls];

@@ -65,10 +65,13 @@ static uint64_t chosen_tuples(const uint8_t *key, uint64_t row, struct ct_tuple 
 	uint64_t tries = 0;
 
 	memcpy(&k, key, sizeof(k));
+	/* candidates numbered from a random start, so that no tuple comes
+	 * twice (a repeat would be found, not created) */
+	seed = h_rand(&seed);
 	for (unsigned got = 0; got < n; tries++) {
-		uint64_t r = h_rand(&seed);
-		struct ct_tuple t = h_tuple4(IPPROTO_UDP, 0x64000000u | ((uint32_t)r & 0xffffff),
-					     0x0a000001u, (uint16_t)(r >> 32), 53);
+		uint64_t c = seed + tries;
+		struct ct_tuple t = h_tuple4(IPPROTO_UDP, 0x64000000u | ((uint32_t)c & 0xffffff),
+					     0x0a000001u, (uint16_t)(c >> 24), 53);
 
 		if ((ct_hash_tuple(&k, &t) & (ROWS - 1)) == row)
 			out[got++] = t;
