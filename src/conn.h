@@ -35,6 +35,7 @@
 #include <urcu/arch.h>
 
 #include "ctrack/table.h"
+#include "spin.h"
 #include "ctrack/tuple.h"
 
 /* Extension bits (ct_conn.ext). */
@@ -86,9 +87,11 @@ static inline const void *ct_conn_priv_const(const struct ct_conn *c)
 
 static inline void ct_conn_lock(struct ct_conn *c)
 {
+	unsigned spins = 0;
+
 	while (atomic_exchange_explicit(&c->lock, 1, memory_order_acquire)) {
 		while (atomic_load_explicit(&c->lock, memory_order_relaxed))
-			caa_cpu_relax();
+			ct_spin_relax(&spins);
 	}
 }
 

@@ -207,11 +207,11 @@ again:
 			c = ct_slot_conn(s);
 			exp = __atomic_load_n(&c->expires, __ATOMIC_SEQ_CST);
 			drop = exp <= g->now;
-			if (!drop && g->pressure && ct_conn_can_early_drop(c))
-				drop = true;
 			if (drop && n == GC_VICTIMS)
 				full = true;
-			if (!drop || n == GC_VICTIMS || !ct_conn_trylock(c)) {
+			/* under pressure every entry is a candidate; whether
+			 * its tracker lets it go early is read under its lock */
+			if (!(drop || g->pressure) || n == GC_VICTIMS || !ct_conn_trylock(c)) {
 				/* keep it (busy entries are looked at next pass) */
 				if (exp < m)
 					m = exp;
@@ -220,7 +220,7 @@ again:
 				continue;
 			}
 			exp = c->expires;
-			if (exp > g->now && !g->pressure) {
+			if (exp > g->now && !(g->pressure && ct_conn_can_early_drop(c))) {
 				ct_conn_unlock(c);
 				if (exp < m)
 					m = exp;

@@ -62,6 +62,8 @@ void ct_htab_free(struct ct_htab *h)
 
 void ct_row_lock(struct ct_row *r)
 {
+	unsigned spins = 0;
+
 	for (;;) {
 		uintptr_t v = atomic_load_explicit(&r->next, memory_order_relaxed);
 		if (!(v & CT_ROW_LOCK) &&
@@ -70,7 +72,7 @@ void ct_row_lock(struct ct_row *r)
 							  memory_order_acquire,
 							  memory_order_relaxed))
 			return;
-		caa_cpu_relax();
+		ct_spin_relax(&spins);
 	}
 }
 
@@ -117,12 +119,13 @@ struct ct_conn *ct_htab_find(struct ct_htab *h, uint64_t hash,
 static struct ct_row *ovf_new(struct ct_htab *h)
 {
 	struct ct_row *r = aligned_alloc(64, sizeof(*r));
+	unsigned spins = 0;
 
 	if (!r)
 		return NULL;
 	memset(r, 0, sizeof(*r));
 	while (atomic_exchange_explicit(&h->ovf_lock, 1, memory_order_acquire))
-		caa_cpu_relax();
+		ct_spin_relax(&spins);
 	if (h->n_ovf == h->cap_ovf) {
 		uint64_t cap = h->cap_ovf ? h->cap_ovf * 2 : 64;
 		/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */

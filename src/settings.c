@@ -25,24 +25,28 @@ struct knob {
 	size_t off;
 	enum knob_kind kind;
 	uint32_t min, max;
+	const char *range;      /* the out-of-range message, when the kind's
+				 * default would not say the right range */
 };
 
 #define F(field) offsetof(struct ct_settings, field)
-#define TCP_TO(n, i) { "nf_conntrack_tcp_timeout_" n, F(tcp_timeouts) + (i) * sizeof(uint32_t), K_TIMEOUT, 0, CT_SETTINGS_MAX_TIMEOUT_S }
-#define SCTP_TO(n, i) { "nf_conntrack_sctp_timeout_" n, F(sctp_timeouts) + (i) * sizeof(uint32_t), K_TIMEOUT, 0, CT_SETTINGS_MAX_TIMEOUT_S }
-#define TO(n, field) { n, F(field), K_TIMEOUT, 0, CT_SETTINGS_MAX_TIMEOUT_S }
+#define TCP_TO(n, i) { "nf_conntrack_tcp_timeout_" n, F(tcp_timeouts) + (i) * sizeof(uint32_t), K_TIMEOUT, 0, CT_SETTINGS_MAX_TIMEOUT_S, NULL }
+#define SCTP_TO(n, i) { "nf_conntrack_sctp_timeout_" n, F(sctp_timeouts) + (i) * sizeof(uint32_t), K_TIMEOUT, 0, CT_SETTINGS_MAX_TIMEOUT_S, NULL }
+#define TO(n, field) { n, F(field), K_TIMEOUT, 0, CT_SETTINGS_MAX_TIMEOUT_S, NULL }
 
 static const struct knob knobs[] = {
-	{ "nf_conntrack_max", F(max), K_U32, 0, UINT32_MAX },
-	{ "nf_conntrack_buckets", F(buckets), K_U32, 1, 1u << 30 },
-	{ "nf_conntrack_acct", F(acct), K_BOOL, 0, 1 },
-	{ "nf_conntrack_checksum", F(checksum), K_BOOL, 0, 1 },
-	{ "nf_conntrack_timestamp", F(timestamp), K_BOOL, 0, 1 },
-	{ "nf_conntrack_events", F(events), K_U8, 0, 2 },
-	{ "nf_conntrack_tcp_loose", F(tcp_loose), K_BOOL, 0, 1 },
-	{ "nf_conntrack_tcp_be_liberal", F(tcp_be_liberal), K_BOOL, 0, 1 },
-	{ "nf_conntrack_tcp_ignore_invalid_rst", F(tcp_ignore_invalid_rst), K_BOOL, 0, 1 },
-	{ "nf_conntrack_tcp_max_retrans", F(tcp_max_retrans), K_U8, 0, 255 },
+	{ "nf_conntrack_max", F(max), K_U32, 0, UINT32_MAX, NULL },
+	{ "nf_conntrack_buckets", F(buckets), K_U32, 1, 1u << 30,
+	  "is out of range (1 to 1073741824)" },
+	{ "nf_conntrack_acct", F(acct), K_BOOL, 0, 1, NULL },
+	{ "nf_conntrack_checksum", F(checksum), K_BOOL, 0, 1, NULL },
+	{ "nf_conntrack_timestamp", F(timestamp), K_BOOL, 0, 1, NULL },
+	{ "nf_conntrack_events", F(events), K_U8, 0, 2, "is out of range (0 to 2)" },
+	{ "nf_conntrack_tcp_loose", F(tcp_loose), K_BOOL, 0, 1, NULL },
+	{ "nf_conntrack_tcp_be_liberal", F(tcp_be_liberal), K_BOOL, 0, 1, NULL },
+	{ "nf_conntrack_tcp_ignore_invalid_rst", F(tcp_ignore_invalid_rst), K_BOOL, 0, 1, NULL },
+	{ "nf_conntrack_tcp_max_retrans", F(tcp_max_retrans), K_U8, 0, 255,
+	  "is out of range (0 to 255)" },
 	TCP_TO("syn_sent", CT_TCP_TO_SYN_SENT),
 	TCP_TO("syn_recv", CT_TCP_TO_SYN_RECV),
 	TCP_TO("established", CT_TCP_TO_ESTABLISHED),
@@ -69,8 +73,8 @@ static const struct knob knobs[] = {
 	TO("nf_conntrack_gre_timeout_stream", gre_timeout_stream),
 	TO("nf_conntrack_generic_timeout", generic_timeout),
 	TO("nf_conntrack_frag6_timeout", frag_timeout),
-	{ "ctrack_router", F(router), K_BOOL, 0, 1 },
-	{ "nf_conntrack_frag6_high_thresh", F(frag_high_thresh), K_U32, 0, UINT32_MAX },
+	{ "ctrack_router", F(router), K_BOOL, 0, 1, NULL },
+	{ "nf_conntrack_frag6_high_thresh", F(frag_high_thresh), K_U32, 0, UINT32_MAX, NULL },
 };
 
 /* Real kernel knobs that are accepted and have no effect here. */
@@ -221,7 +225,8 @@ int ct_settings_set(struct ct_settings *s, const char *name, const char *value,
 	}
 	if (v < k->min || v > k->max) {
 		if (err_msg)
-			*err_msg = k->kind == K_BOOL ? "must be 0 or 1"
+			*err_msg = k->range ? k->range
+				 : k->kind == K_BOOL ? "must be 0 or 1"
 				 : k->kind == K_TIMEOUT ? "is out of range (0 to 315360000 seconds)"
 				 : k->kind == K_U8 ? "is out of range for this setting"
 				 : "is out of range (0 to 4294967295)";

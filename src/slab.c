@@ -23,6 +23,7 @@
 #include <urcu/arch.h>
 
 #include "slab.h"
+#include "spin.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define CT_SLAB_ASAN 1
@@ -65,9 +66,11 @@ static void unpoison(void *p, size_t len)
 
 static void slab_lock(struct ct_slab *s)
 {
+	unsigned spins = 0;
+
 	while (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire))
 		while (atomic_load_explicit(&s->lock, memory_order_relaxed))
-			caa_cpu_relax();
+			ct_spin_relax(&spins);
 }
 
 static void slab_unlock(struct ct_slab *s)

@@ -178,8 +178,14 @@ static bool early_drop(struct ct_thread *thr, uint64_t hash, uint16_t only_zone,
 				c = ct_slot_conn(s);
 				if (zone_only && c->tuple.zone != only_zone)
 					continue;
-				if (!ct_conn_can_early_drop(c) || !ct_conn_trylock(c))
+				/* the tracker's state is read under the entry's
+				 * lock (busy entries are not candidates anyway) */
+				if (!ct_conn_trylock(c))
 					continue;
+				if (!ct_conn_can_early_drop(c)) {
+					ct_conn_unlock(c);
+					continue;
+				}
 				done = kill(thr, c, CT_DESTROY_EARLY_DROP, &ci);
 				ct_conn_unlock(c);
 				if (done) {
