@@ -279,7 +279,7 @@ static void victim_done(struct victim_ctx *vc, struct ct_conn *c)
 		 * holds: keep the entry and report it afterwards */
 		if (vc->n_defer == vc->cap_defer) {
 			size_t cap = vc->cap_defer ? vc->cap_defer * 2 : 1024;
-			struct ct_conn **n = realloc(vc->defer, cap * sizeof(*n));
+			struct ct_conn **n = realloc(vc->defer, cap * sizeof(struct ct_conn *));
 			if (n) {
 				vc->defer = n;
 				vc->cap_defer = cap;
