@@ -5,8 +5,12 @@
  * variant (one compression round, three finalisation rounds) keeps its
  * resistance to hash flooding at half the cost, which matters at tens of
  * millions of lookups per second.  See hash.h for the canonical form.
+ * An IPv4 tuple is canonicalised without a branch and hashed by a
+ * straight-line two-word SipHash (~100 instructions where the general
+ * loop over a sorted copy took ~180).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/random.h>
@@ -47,23 +51,61 @@ static inline uint64_t siphash13(const struct ct_hash_key *key,
 	return v0 ^ v1 ^ v2 ^ v3;
 }
 
-static inline int addr_cmp(const struct ct_tuple *t)
+/* SipHash-1-3 of exactly two words (16 bytes), straight-line: the IPv4
+ * case, which is most of the traffic. */
+static inline uint64_t siphash13_2(const struct ct_hash_key *key,
+				   uint64_t m0, uint64_t m1)
 {
-	if (t->l3 == CT_L3_IPV4)
-		return t->src.ip4 < t->dst.ip4 ? -1 : t->src.ip4 > t->dst.ip4;
-	return memcmp(t->src.ip6, t->dst.ip6, 16);
+	uint64_t v0 = 0x736f6d6570736575ull ^ key->k0;
+	uint64_t v1 = 0x646f72616e646f6dull ^ key->k1;
+	uint64_t v2 = 0x6c7967656e657261ull ^ key->k0;
+	uint64_t v3 = 0x7465646279746573ull ^ key->k1;
+	const uint64_t b = (uint64_t)16 << 56;
+
+	v3 ^= m0;
+	SIPROUND;
+	v0 ^= m0;
+	v3 ^= m1;
+	SIPROUND;
+	v0 ^= m1;
+	v3 ^= b;
+	SIPROUND;
+	v0 ^= b;
+	v2 ^= 0xff;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	return v0 ^ v1 ^ v2 ^ v3;
 }
 
-uint64_t ct_hash_tuple(const struct ct_hash_key *key, const struct ct_tuple *t)
+/*
+ * IPv4: each endpoint as one 48-bit number, address and port (ICMP: the
+ * id, the same both ways, for both), the smaller first: the two
+ * directions give the same 128 bits, with no branch.  A leaf of its own,
+ * so that the common case pays for no saved registers.
+ */
+uint64_t ct_hash_tuple4(const struct ct_hash_key *key, const struct ct_tuple *t)
+{
+	bool icmp = t->l4 == IPPROTO_ICMP || t->l4 == IPPROTO_ICMPV6;
+	uint64_t proto = (uint64_t)t->zone << 16 | (uint64_t)t->l3 << 8 | t->l4;
+	uint16_t dp = icmp ? t->sport : t->dport;
+	uint64_t a = (uint64_t)t->src.ip4 << 16 | t->sport;
+	uint64_t z = (uint64_t)t->dst.ip4 << 16 | dp;
+	uint64_t lo = a < z ? a : z, hi = a < z ? z : a;
+
+	return siphash13_2(key, lo << 16 | hi >> 32, hi << 32 | proto);
+}
+
+/* IPv6: the endpoints (address, then port) sorted, five words. */
+uint64_t ct_hash_tuple6(const struct ct_hash_key *key, const struct ct_tuple *t)
 {
 	const union ct_addr *lo = &t->src, *hi = &t->dst;
 	uint16_t plo = t->sport, phi = t->dport;
-	int c = addr_cmp(t);
-	uint64_t tail;
+	int c = memcmp(t->src.ip6, t->dst.ip6, 16);
+	uint64_t m[5];
 
 	if (t->l4 == IPPROTO_ICMP || t->l4 == IPPROTO_ICMPV6) {
 		/* the id is the same both ways; the type is not */
-		plo = t->sport;
 		phi = 0;
 		if (c > 0) {
 			lo = &t->dst;
@@ -75,18 +117,11 @@ uint64_t ct_hash_tuple(const struct ct_hash_key *key, const struct ct_tuple *t)
 		plo = t->dport;
 		phi = t->sport;
 	}
-	tail = (uint64_t)plo << 48 | (uint64_t)phi << 32 |
+	memcpy(&m[0], lo->ip6, 16);
+	memcpy(&m[2], hi->ip6, 16);
+	m[4] = (uint64_t)plo << 48 | (uint64_t)phi << 32 |
 	       (uint64_t)t->zone << 16 | (uint64_t)t->l3 << 8 | t->l4;
-	if (t->l3 == CT_L3_IPV4) {
-		uint64_t m[2] = { (uint64_t)lo->ip4 << 32 | hi->ip4, tail };
-		return siphash13(key, m, 2);
-	} else {
-		uint64_t m[5];
-		memcpy(&m[0], lo->ip6, 16);
-		memcpy(&m[2], hi->ip6, 16);
-		m[4] = tail;
-		return siphash13(key, m, 5);
-	}
+	return siphash13(key, m, 5);
 }
 
 uint64_t ct_hash_u64(const struct ct_hash_key *key, uint64_t v)
