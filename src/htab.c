@@ -104,7 +104,7 @@ struct ct_conn *ct_htab_find(struct ct_htab *h, uint64_t hash,
 				*dir = CT_DIR_ORIGINAL;
 				return c;
 			}
-			if (ct_tuple_equal(&c->tuple, inv)) {
+			if (ct_tuple_is_reply(&c->tuple, key, inv)) {
 				*dir = CT_DIR_REPLY;
 				return c;
 			}
@@ -172,7 +172,7 @@ enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *head,
 				continue;
 			o = ct_slot_conn(s);
 			if ((ct_tuple_equal(&o->tuple, &c->tuple) ||
-			     ct_tuple_equal(&o->tuple, inv)) &&
+			     ct_tuple_is_reply(&o->tuple, &c->tuple, inv)) &&
 			    !(ct_conn_status(o) & CT_ST_DYING)) {
 				*clash = o;
 				return CT_INS_CLASH;

@@ -30,11 +30,18 @@
 /* Rows the eviction scan looks at, as the kernel's NF_CT_EVICTION_RANGE. */
 #define CT_EVICTION_RANGE 8
 
+/*
+ * A packet's lookup key.  The reply tuple is not built: for every protocol
+ * but ICMP/ICMPv6 it is the tuple with endpoints and ports swapped, which
+ * the lookup compares in place (htab.h); only ICMP queries, whose reply
+ * type differs, carry their inverse.
+ */
 struct pkt_key {
-	struct ct_tuple key;
-	struct ct_tuple inv;
+	const struct ct_tuple *key;     /* the packet's own tuple */
+	const struct ct_tuple *inv;     /* &icmp_inv, or NULL: swapped */
 	uint64_t hash;
 	bool lookup;      /* a normal lookup applies to this packet */
+	struct ct_tuple icmp_inv;
 };
 
 static void set_invalid(struct ct_thread *thr, struct ct_ns *ns,
@@ -437,7 +444,7 @@ static void process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 	ctx.now = now;
 
 lookup:
-	c = ct_table_find(thr, k->hash, &k->key, &k->inv, &dir);
+	c = ct_table_find(thr, k->hash, k->key, k->inv, &dir);
 	if (c) {
 		ct_conn_lock(c);
 		if (ct_conn_status(c) & CT_ST_DYING) {
@@ -548,7 +555,7 @@ create: {
 		CT_CTR_INC(thr, insert_failed);
 		return;
 	}
-	c->tuple = k->key;
+	c->tuple = *k->key;
 	c->hash = (uint32_t)k->hash;
 	c->proto = ct_proto_index(proto);
 	c->ext = (uint8_t)ext;
@@ -623,7 +630,7 @@ create: {
 			}
 			h = hh;
 		}
-		res = ct_htab_insert_locked(h, r, c, k->hash, &k->inv,
+		res = ct_htab_insert_locked(h, r, c, k->hash, k->inv,
 					    t->cfg.max_chain, &clash);
 		ct_row_unlock(r);
 		if (res != CT_INS_MOVED)
@@ -705,10 +712,15 @@ static void make_key(const struct ct_table *t, const struct ct_packet *pkt,
 		return;
 	if (is_icmp(pkt) && ct_icmp_is_error(pkt))
 		return;
-	k->key = pkt->tuple;
-	if (!ct_tuple_invert(&k->key, &k->inv))
-		k->inv = k->key;
-	k->hash = ct_hash_tuple(&t->key, &k->key);
+	k->key = &pkt->tuple;
+	k->inv = NULL;
+	/* ct_tuple_invert's condition: by protocol, whatever the family */
+	if (pkt->tuple.l4 == IPPROTO_ICMP || pkt->tuple.l4 == IPPROTO_ICMPV6) {
+		if (!ct_tuple_invert(k->key, &k->icmp_inv))
+			k->icmp_inv = *k->key;
+		k->inv = &k->icmp_inv;
+	}
+	k->hash = ct_hash_tuple(&t->key, k->key);
 	k->lookup = true;
 }
 

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "ctrack/ctrack.h"
+#include "htab.h"
 
 #define SEC 1000000000ull
 
@@ -437,6 +438,52 @@ static void test_burst_gives_the_same_verdicts_as_single_packets(void **state)
 	teardown_f(b);
 }
 
+/*
+ * Lookups compare an entry with the packet's tuple swapped in place
+ * instead of building the reply tuple (htab.h).  For every protocol whose
+ * reply tuple is the swap (all but ICMP/ICMPv6), the comparison must say
+ * "equal" exactly when ct_tuple_invert() would produce the entry's tuple:
+ * checked on the true inverse and on copies with any single byte changed.
+ */
+static void test_swapped_comparison_agrees_with_the_inverted_tuple(void **state)
+{
+	static const uint8_t protos[] = { IPPROTO_TCP, IPPROTO_UDP, IPPROTO_SCTP,
+					  IPPROTO_GRE, IPPROTO_UDPLITE, 50 };
+	uint64_t seed = 12345;
+	unsigned equal = 0;
+
+	(void)state;
+	for (unsigned round = 0; round < 200; round++) {
+		struct ct_tuple t, inv;
+		uint8_t *raw = (uint8_t *)&t;
+
+		memset(&t, 0, sizeof(t));
+		for (unsigned i = 0; i < 36; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			raw[i] = (uint8_t)(seed >> 56);
+		}
+		t.l3 = round % 2 ? CT_L3_IPV6 : CT_L3_IPV4;
+		t.l4 = protos[round % sizeof(protos)];
+		if (t.l3 == CT_L3_IPV4) {
+			memset(&t.src.ip6[4], 0, 12);
+			memset(&t.dst.ip6[4], 0, 12);
+		}
+		if (round % 7 == 0)
+			t.dport = t.sport;      /* symmetric ports */
+		assert_true(ct_tuple_invert(&t, &inv));
+		assert_true(ct_tuple_equal_swapped(&inv, &t));
+		equal++;
+		for (unsigned i = 0; i < sizeof(inv); i++) {
+			struct ct_tuple x = inv;
+
+			((uint8_t *)&x)[i] ^= (uint8_t)(1u << (i % 8));
+			assert_int_equal(ct_tuple_equal_swapped(&x, &t),
+					 ct_tuple_equal(&x, &inv));
+		}
+	}
+	assert_int_equal(equal, 200);
+}
+
 static void test_same_tuple_lives_independently_in_two_zones(void **state)
 {
 	struct fixture *f = setup_default();
@@ -586,6 +633,7 @@ int main(void)
 		cmocka_unit_test(test_chain_limit_refuses_and_counts_chaintoolong),
 		cmocka_unit_test(test_online_resize_keeps_every_entry_findable),
 		cmocka_unit_test(test_burst_gives_the_same_verdicts_as_single_packets),
+		cmocka_unit_test(test_swapped_comparison_agrees_with_the_inverted_tuple),
 		cmocka_unit_test(test_same_tuple_lives_independently_in_two_zones),
 		cmocka_unit_test(test_batched_teardown_removes_only_the_batch),
 		cmocka_unit_test(test_namespace_maximum_evicts_within_the_namespace),
