@@ -222,16 +222,6 @@ static const uint8_t ext_size[] = { 0, sizeof(struct ct_ext_acct),
 				     sizeof(struct ct_ext_tstamp), 0,
 				     sizeof(struct ct_ext_labels) };
 
-size_t ct_conn_ext_off(const struct ct_conn *c, unsigned ext)
-{
-	size_t off = sizeof(struct ct_conn) + ct_proto_by_index(c->proto)->priv_size;
-
-	for (unsigned bit = CT_EXT_ACCT; bit < ext; bit <<= 1)
-		if (c->ext & bit)
-			off += ext_size[bit];
-	return off;
-}
-
 size_t ct_conn_obj_size(uint8_t priv_size, unsigned ext)
 {
 	size_t sz = sizeof(struct ct_conn) + priv_size;

@@ -101,6 +101,18 @@ static void emit(struct ct_thread *thr, struct ct_conn *c, enum ct_event_type ty
 }
 
 /*
+ * ct_packet_l4_csum_ok() with its commonest answer first: a UDP checksum
+ * of zero means "none" (checksum.c), whatever else the packet is.
+ */
+static inline bool l4_csum_ok(const struct ct_packet *pkt)
+{
+	if (pkt->tuple.l4 == IPPROTO_UDP && pkt->l4 && pkt->l4_caplen >= 8 &&
+	    (pkt->l4[6] | pkt->l4[7]) == 0)
+		return true;
+	return ct_packet_l4_csum_ok(pkt);
+}
+
+/*
  * now + timeout, saturated: the caller's clock may sit anywhere in its
  * 64-bit range (a damaged capture's timestamps do), and an expiry that
  * wrapped past 2^64 would lie in the past, so the entry would be reaped
@@ -326,9 +338,13 @@ static uint32_t apply(struct ct_thread *thr, struct ct_conn *c,
 		if (ts)
 			ts->last_ns = now;
 	}
-	if (out->set_assured && !ct_conn_test_and_set(c, CT_ST_ASSURED))
+	/* bits are only ever set: one already there needs no locked
+	 * read-modify-write to be found set */
+	if (out->set_assured && !(ct_conn_status(c) & CT_ST_ASSURED) &&
+	    !ct_conn_test_and_set(c, CT_ST_ASSURED))
 		what |= CT_EVW_ASSURED;
-	if (dir == CT_DIR_REPLY && !ct_conn_test_and_set(c, CT_ST_SEEN_REPLY))
+	if (dir == CT_DIR_REPLY && !(ct_conn_status(c) & CT_ST_SEEN_REPLY) &&
+	    !ct_conn_test_and_set(c, CT_ST_SEEN_REPLY))
 		what |= CT_EVW_REPLY;
 	return what;
 }
@@ -416,7 +432,7 @@ static void process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 		set_invalid(thr, ns, v, CT_PR_IP_BAD_CSUM);
 		return;
 	}
-	if (set->checksum && !ct_packet_l4_csum_ok(pkt)) {
+	if (set->checksum && !l4_csum_ok(pkt)) {
 		set_invalid_or_error(thr, ns, v, pkt, CT_PR_L4_BAD_CSUM);
 		return;
 	}
@@ -557,7 +573,7 @@ create: {
 	}
 	c->tuple = *k->key;
 	c->hash = (uint32_t)k->hash;
-	c->proto = ct_proto_index(proto);
+	c->proto = ct_proto_l4_index[pkt->tuple.l4];
 	c->ext = (uint8_t)ext;
 	ctx.dir = CT_DIR_ORIGINAL;
 	ctx.is_new = true;
