@@ -41,7 +41,41 @@ struct pkt_key {
 	const struct ct_tuple *inv;     /* &icmp_inv, or NULL: swapped */
 	uint64_t hash;
 	bool lookup;      /* a normal lookup applies to this packet */
+	bool same;        /* a burst's packet with the previous one's tuple */
+	bool absent;      /* stage 3 saw the row without the tuple */
+	struct ct_conn *cand;  /* the first entry whose signature matched in
+				* the row (stage 3), or NULL */
 	struct ct_tuple icmp_inv;
+};
+
+/*
+ * What a burst carries from packet to packet.  Its packets are tracked
+ * inside one read-side section, so every entry seen in it stays allocated
+ * until it ends; stages 1-3 of ct_process_burst let a packet skip its
+ * lookup when an earlier look already answered it:
+ *  - conn: the entry the previous packet found or inserted (NULL if it
+ *    left none).  Consecutive packets of one connection are common
+ *    (packet trains, GRO segments; OVS's benchmark sends one tuple 32
+ *    times).  While the entry is not DYING it is in the table, and no
+ *    other live entry holds its tuple (inserts check), so it is what a
+ *    lookup of the same tuple would return; a packet with the same tuple
+ *    takes it, and looks up after all if it finds the entry DYING.
+ *  - stage 3's candidate (pkt_key.cand): the first entry of the row whose
+ *    signature matched; if it holds the tuple, it is what the row scan
+ *    would return, with the same DYING fallback.
+ *  - stage 3's "absent" (pkt_key.absent): the row had no signature match,
+ *    no overflow row, no lock and no next generation.  Until something is
+ *    inserted into that row the tuple cannot be in the table, so the
+ *    lookup is skipped; inserts made by this burst mark their row in
+ *    ins_rows (bit: hash & 63, the same for every generation of at least
+ *    64 rows), and a marked row is looked up.  An entry another thread
+ *    inserts meanwhile is met by the insert's clash check, as when it
+ *    comes just after a lookup.
+ */
+struct burst_ctx {
+	struct ct_conn *conn;
+	enum ct_dir dir;
+	uint64_t ins_rows;
 };
 
 static void set_invalid(struct ct_thread *thr, struct ct_ns *ns,
@@ -388,7 +422,7 @@ static void related(struct ct_thread *thr, struct ct_ns *ns,
  */
 static void process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 			const struct pkt_key *k, ct_time_ns now,
-			struct ct_verdict *v)
+			struct ct_verdict *v, struct burst_ctx *bc)
 {
 	struct ct_table *t = thr->t;
 	const struct ct_proto *proto;
@@ -396,12 +430,13 @@ static void process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 	struct ct_proto_ctx ctx;
 	struct ct_proto_out out;
 	struct ct_ns *ns;
-	struct ct_conn *c;
+	struct ct_conn *c, *cached = k->same ? bc->conn : NULL, *cand = k->cand;
 	enum ct_dir dir;
 	uint32_t what;
-	bool lowered;
+	bool lowered, quick;
 	int repeats = 0;
 
+	bc->conn = NULL;
 	memset(v, 0, sizeof(*v));
 	v->zone = pkt->tuple.zone;
 	CT_CTR_INC(thr, packets);
@@ -460,11 +495,34 @@ static void process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 	ctx.now = now;
 
 lookup:
-	c = ct_table_find(thr, k->hash, k->key, k->inv, &dir);
+	/* the previous packet's entry, or stage 3's candidate when it holds
+	 * the tuple, stand for a lookup (struct burst_ctx, ct_process_burst);
+	 * each is tried once */
+	quick = true;
+	if (cached) {
+		c = cached;
+		dir = bc->dir;
+	} else if (cand && ct_tuple_equal(&cand->tuple, k->key)) {
+		c = cand;
+		dir = CT_DIR_ORIGINAL;
+	} else if (cand && ct_tuple_is_reply(&cand->tuple, k->key, k->inv)) {
+		c = cand;
+		dir = CT_DIR_REPLY;
+	} else if (k->absent && !repeats && !(bc->ins_rows & (1ull << (k->hash & 63)))) {
+		c = NULL;
+		quick = false;
+	} else {
+		c = ct_table_find(thr, k->hash, k->key, k->inv, &dir);
+		quick = false;
+	}
+	cached = NULL;
+	cand = NULL;
 	if (c) {
 		ct_conn_lock(c);
 		if (ct_conn_status(c) & CT_ST_DYING) {
 			ct_conn_unlock(c);
+			if (quick)      /* gone meanwhile: look it up */
+				goto lookup;
 			CT_CTR_INC(thr, search_restart);
 			goto create;
 		}
@@ -496,6 +554,8 @@ lookup:
 			if (lowered)
 				ct_conn_due_lowered(t, c);
 			set_invalid(thr, ns, v, out.reason ? out.reason : CT_PR_TCP_INVALID_STATE);
+			bc->conn = c;
+			bc->dir = dir;
 			return;
 		case CT_PV_REPEAT: {
 			struct ct_conn_info ci;
@@ -549,6 +609,8 @@ lookup:
 		}
 		if (lowered)
 			ct_conn_due_lowered(t, c);
+		bc->conn = c;
+		bc->dir = dir;
 		return;
 	}
 
@@ -712,6 +774,9 @@ create: {
 		if (done)
 			report_destroy(thr, &ci, CT_DESTROY_NS, now);
 	}
+	bc->conn = c;
+	bc->dir = CT_DIR_ORIGINAL;
+	bc->ins_rows |= 1ull << (k->hash & 63);
 	if (thr->count_delta >= 64)
 		ct_thread_fold_count(thr);
 	ct_table_maybe_grow(t);
@@ -720,14 +785,30 @@ create: {
 	}
 }
 
+/* Fill @k for @pkt; @prev is the previous packet of the burst and its key
+ * (NULL for the first or a single packet): a packet with the same tuple
+ * takes its hash and inverse and is marked `same`. */
 static void make_key(const struct ct_table *t, const struct ct_packet *pkt,
-		     struct pkt_key *k)
+		     struct pkt_key *k, const struct pkt_key *prev)
 {
 	k->lookup = false;
+	k->same = false;
+	k->absent = false;
+	k->cand = NULL;
 	if (pkt->kind != CT_PKT_TRACKABLE)
 		return;
 	if (is_icmp(pkt) && ct_icmp_is_error(pkt))
 		return;
+	if (prev && prev->lookup && ct_tuple_equal(prev->key, &pkt->tuple)) {
+		k->key = &pkt->tuple;
+		k->inv = prev->inv ? &k->icmp_inv : NULL;
+		if (prev->inv)
+			k->icmp_inv = prev->icmp_inv;
+		k->hash = prev->hash;
+		k->lookup = true;
+		k->same = true;
+		return;
+	}
 	k->key = &pkt->tuple;
 	k->inv = NULL;
 	/* ct_tuple_invert's condition: by protocol, whatever the family */
@@ -757,12 +838,13 @@ int ct_process(struct ct_thread *thr, const struct ct_packet *pkt,
 	       ct_time_ns now, struct ct_verdict *v)
 {
 	struct pkt_key k;
+	struct burst_ctx bc = { 0 };
 
 	if (!thr || !pkt || !v)
 		return -EINVAL;
-	make_key(thr->t, pkt, &k);
+	make_key(thr->t, pkt, &k, NULL);
 	ct_read_lock(thr);
-	process_one(thr, pkt, &k, now, v);
+	process_one(thr, pkt, &k, now, v, &bc);
 	end_call(thr, false);
 	ct_read_unlock(thr);
 	return 0;
@@ -772,34 +854,44 @@ int ct_process_burst(struct ct_thread *thr, const struct ct_packet *const *pkts,
 		     unsigned n, ct_time_ns now, struct ct_verdict *v)
 {
 	struct pkt_key keys[CT_BURST_MAX];
+	struct burst_ctx bc = { 0 };
 	struct ct_table *t;
 	struct ct_htab *h;
+	bool may_skip;
 
 	if (!thr || (!pkts && n) || (!v && n) || n > CT_BURST_MAX)
 		return -EINVAL;
 	t = thr->t;
-	/* stage 1: hash every key */
+	/* stage 1: hash every key (a repeated tuple takes the previous hash) */
 	for (unsigned i = 0; i < n; i++)
-		make_key(t, pkts[i], &keys[i]);
+		make_key(t, pkts[i], &keys[i], i ? &keys[i - 1] : NULL);
 	ct_read_lock(thr);
 	h = atomic_load_explicit(&t->htab, memory_order_acquire);
+	/* a tuple absent from its row is absent from the table when the row
+	 * has no overflow and no resize is on (struct burst_ctx) */
+	may_skip = h->mask >= 63 &&
+		   !atomic_load_explicit(&h->future, memory_order_acquire);
 	/* stage 2: prefetch every row */
 	for (unsigned i = 0; i < n; i++)
-		if (keys[i].lookup)
+		if (keys[i].lookup && !keys[i].same)
 			__builtin_prefetch(&h->rows[keys[i].hash & h->mask]);
 	/* stage 3: prefetch entries whose signature matches */
 	for (unsigned i = 0; i < n; i++) {
 		const struct ct_row *r;
 		uint64_t sig;
 
-		if (!keys[i].lookup)
+		if (!keys[i].lookup || keys[i].same)
 			continue;
 		r = &h->rows[keys[i].hash & h->mask];
 		sig = ct_slot_sig(keys[i].hash);
-		for (int s = 0; s < CT_ROW_SLOTS; s++) {
+		for (int s = CT_ROW_SLOTS - 1; s >= 0; s--) {
+			/* acquire: the candidate's tuple is read in stage 4 */
 			uint64_t sl = atomic_load_explicit(&((struct ct_row *)r)->slot[s],
-							   memory_order_relaxed);
+							   memory_order_acquire);
 			if (sl && (sl & 0xffff000000000000ull) == sig) {
+				/* the first match in slot order, as
+				 * ct_htab_find would try it */
+				keys[i].cand = ct_slot_conn(sl);
 				/* an entry with its private area and accounting
 				 * spans up to 192 bytes from an address that is
 				 * not line-aligned: up to four lines, all of
@@ -811,10 +903,13 @@ int ct_process_burst(struct ct_thread *thr, const struct ct_packet *const *pkts,
 				__builtin_prefetch(c + 191);
 			}
 		}
+		keys[i].absent = may_skip && !keys[i].cand &&
+			atomic_load_explicit(&((struct ct_row *)r)->next,
+					     memory_order_relaxed) == 0;
 	}
 	/* stage 4: the trackers, in packet order */
 	for (unsigned i = 0; i < n; i++)
-		process_one(thr, pkts[i], &keys[i], now, &v[i]);
+		process_one(thr, pkts[i], &keys[i], now, &v[i], &bc);
 	end_call(thr, true);
 	ct_read_unlock(thr);
 	if (thr->count_delta >= 64 || thr->count_delta <= -64)

@@ -438,6 +438,109 @@ static void test_burst_gives_the_same_verdicts_as_single_packets(void **state)
 	teardown_f(b);
 }
 
+static struct ct_packet tcp4(uint32_t src, uint32_t dst, uint16_t sp, uint16_t dp,
+			     uint8_t flags, uint32_t seq, uint32_t ack, uint32_t payload)
+{
+	struct ct_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.kind = CT_PKT_TRACKABLE;
+	p.tuple.l3 = CT_L3_IPV4;
+	p.tuple.l4 = IPPROTO_TCP;
+	p.tuple.src.ip4 = htonl(src);
+	p.tuple.dst.ip4 = htonl(dst);
+	p.tuple.sport = sp;
+	p.tuple.dport = dp;
+	p.l3_len = 40 + payload;
+	p.l4_len = 20 + payload;
+	p.l4_caplen = 20 + payload;
+	p.payload_len = payload;
+	p.ttl = 64;
+	p.u.tcp.seq = seq;
+	p.u.tcp.ack = ack;
+	p.u.tcp.sack_right = ack;
+	p.u.tcp.window = 65535;
+	p.u.tcp.flags = flags;
+	p.u.tcp.hdr_len = 20;
+	return p;
+}
+
+/*
+ * A burst reuses, for a packet with the same tuple as the one before it,
+ * that packet's hash and entry instead of looking up again.  The entry
+ * may have ended in between (a refused connection's RST destroys it, a
+ * SYN reopens a TIME_WAIT connection as a new entry), and the next
+ * packets must then see what single calls see.  The sequence: a SYN,
+ * its retransmission, the originator's RST (nothing answered: the entry
+ * is destroyed at once), a new SYN on the same tuple (a new entry) and
+ * its retransmission; then a whole connection (its SYN-ACK retransmitted:
+ * a repeat in the reply direction) to TIME_WAIT followed at once by a SYN
+ * with a higher sequence number, which replaces it.  Every
+ * verdict and the final table must equal those of one call per packet,
+ * and the sequence must really contain a destruction and a reopening.
+ */
+static void test_burst_with_repeated_tuples_matches_single_packets_across_destroy_and_reopen(void **state)
+{
+	struct fixture *a = setup_default(), *b = setup_default();
+	const uint32_t c = 0x0a000001, s = 0x0a000002;
+	struct ct_packet pk[16];
+	const struct ct_packet *pp[16];
+	struct ct_verdict vb[16], vs;
+	unsigned n = 0, destroyed = 0, created = 0;
+	long n_a = 0, n_b = 0;
+	const uint8_t SYN = 0x02, RST = 0x04, ACK = 0x10, FIN = 0x01;
+
+	(void)state;
+	pk[n++] = tcp4(c, s, 1000, 80, SYN, 100, 0, 0);
+	pk[n++] = tcp4(c, s, 1000, 80, SYN, 100, 0, 0);
+	pk[n++] = tcp4(c, s, 1000, 80, RST, 101, 0, 0);
+	pk[n++] = tcp4(c, s, 1000, 80, SYN, 200, 0, 0);
+	pk[n++] = tcp4(c, s, 1000, 80, SYN, 200, 0, 0);
+	/* a whole connection on another port, then a reopening SYN */
+	pk[n++] = tcp4(c, s, 2000, 80, SYN, 100, 0, 0);
+	pk[n++] = tcp4(s, c, 80, 2000, SYN | ACK, 500, 101, 0);
+	pk[n++] = tcp4(s, c, 80, 2000, SYN | ACK, 500, 101, 0);
+	pk[n++] = tcp4(c, s, 2000, 80, ACK, 101, 501, 0);
+	pk[n++] = tcp4(c, s, 2000, 80, FIN | ACK, 101, 501, 0);
+	pk[n++] = tcp4(s, c, 80, 2000, FIN | ACK, 501, 102, 0);
+	pk[n++] = tcp4(c, s, 2000, 80, ACK, 102, 502, 0);
+	pk[n++] = tcp4(c, s, 2000, 80, SYN, 100000, 0, 0);
+	pk[n++] = tcp4(c, s, 2000, 80, SYN, 100000, 0, 0);
+	for (unsigned i = 0; i < n; i++)
+		pp[i] = &pk[i];
+	assert_int_equal(ct_process_burst(a->thr, pp, n, 1 * SEC, vb), 0);
+	for (unsigned i = 0; i < n; i++) {
+		ct_process(b->thr, &pk[i], 1 * SEC, &vs);
+		assert_int_equal(vb[i].cls, vs.cls);
+		assert_int_equal(vb[i].dir, vs.dir);
+		assert_int_equal(vb[i].flags, vs.flags);
+		assert_int_equal(vb[i].l4state, vs.l4state);
+		assert_int_equal(vb[i].reason, vs.reason);
+		destroyed += !!(vs.flags & CT_VF_DESTROYED);
+		created += !!(vs.flags & CT_VF_CREATED);
+	}
+	/* the RST destroyed the first entry; the reopening SYN created one */
+	assert_int_equal(destroyed, 1);
+	assert_true(pk[2].tuple.sport == 1000 && (vb[2].flags & CT_VF_DESTROYED));
+	assert_true(vb[3].flags & CT_VF_CREATED);
+	assert_true(vb[12].flags & CT_VF_CREATED);
+	assert_int_equal(vb[7].dir, CT_DIR_REPLY);
+	assert_int_equal(created, 4);
+	/* the same events in the same order, and the same table */
+	assert_int_equal(a->log.n, b->log.n);
+	for (int i = 0; i < a->log.n && i < 4096; i++) {
+		assert_int_equal(a->log.ev[i].type, b->log.ev[i].type);
+		assert_int_equal(a->log.ev[i].what, b->log.ev[i].what);
+		assert_int_equal(a->log.ev[i].conn.l4state, b->log.ev[i].conn.l4state);
+	}
+	ct_table_dump(a->thr, -1, count_cb, &n_a);
+	ct_table_dump(b->thr, -1, count_cb, &n_b);
+	assert_int_equal(n_a, 2);
+	assert_int_equal(n_a, n_b);
+	teardown_f(a);
+	teardown_f(b);
+}
+
 /*
  * Lookups compare an entry with the packet's tuple swapped in place
  * instead of building the reply tuple (htab.h).  For every protocol whose
@@ -634,6 +737,7 @@ int main(void)
 		cmocka_unit_test(test_online_resize_keeps_every_entry_findable),
 		cmocka_unit_test(test_burst_gives_the_same_verdicts_as_single_packets),
 		cmocka_unit_test(test_swapped_comparison_agrees_with_the_inverted_tuple),
+		cmocka_unit_test(test_burst_with_repeated_tuples_matches_single_packets_across_destroy_and_reopen),
 		cmocka_unit_test(test_same_tuple_lives_independently_in_two_zones),
 		cmocka_unit_test(test_batched_teardown_removes_only_the_batch),
 		cmocka_unit_test(test_namespace_maximum_evicts_within_the_namespace),
