@@ -161,7 +161,7 @@ static inline uint64_t expiry_at(ct_time_ns now, uint64_t timeout_ns)
 }
 
 /* Account a packet to @c (entry lock held). */
-static void account(struct ct_conn *c, const struct ct_packet *pkt,
+static inline __attribute__((always_inline)) void account(struct ct_conn *c, const struct ct_packet *pkt,
 		    enum ct_dir dir, ct_time_ns now)
 {
 	struct ct_ext_acct *a = ct_conn_acct(c);
@@ -540,7 +540,9 @@ lookup:
 		ctx.status = ct_conn_status(c);
 		memset(&out, 0, sizeof(out));
 		proto->packet(c, &ctx, &out);
-		switch (out.verdict) {
+		/* ACCEPT and IGNORE go on below; the rest end here */
+		switch (__builtin_expect(out.verdict > CT_PV_IGNORE, 0) ? out.verdict
+									 : CT_PV_ACCEPT) {
 		case CT_PV_INVALID:
 			/* TCP may shorten a dead connection's timeout on an
 			 * invalid packet (nf_tcp_handle_invalid): lower only */
@@ -788,7 +790,7 @@ create: {
 /* Fill @k for @pkt; @prev is the previous packet of the burst and its key
  * (NULL for the first or a single packet): a packet with the same tuple
  * takes its hash and inverse and is marked `same`. */
-static void make_key(const struct ct_table *t, const struct ct_packet *pkt,
+static inline __attribute__((always_inline)) void make_key(const struct ct_table *t, const struct ct_packet *pkt,
 		     struct pkt_key *k, const struct pkt_key *prev)
 {
 	k->lookup = false;
