@@ -92,7 +92,8 @@ struct ct_conn *ct_htab_find(struct ct_htab *h, uint64_t hash,
 	uint64_t sig = ct_slot_sig(hash);
 
 	do {
-		for (int i = 0; i < CT_ROW_SLOTS; i++) {
+		for (unsigned m = ct_row_sig_match(r, hash); m; m &= m - 1) {
+			int i = __builtin_ctz(m);
 			uint64_t s = atomic_load_explicit(
 				&((struct ct_row *)r)->slot[i], memory_order_acquire);
 			struct ct_conn *c;

@@ -89,6 +89,58 @@ static inline struct ct_row *ct_row_next(const struct ct_row *r)
 						      memory_order_acquire) & ~CT_ROW_FLAGS);
 }
 
+/*
+ * ct_row_sig_match - bit k set: slot k of row @r holds an entry whose
+ * signature is @hash's (a hint: the caller loads the slot it picks again,
+ * atomically).  On x86-64 the six slots are compared as 16-bit lanes in
+ * three SSE2 registers and each 64-bit lane's sign bit read back with
+ * movmskpd, instead of a loop of six loads and tests.  A zero signature
+ * would match empty slots too, so it (1 hash in 65536) and
+ * ThreadSanitizer builds (which must see the atomic loads) take the loop.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define CT_ROW_SIMD 0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CT_ROW_SIMD 0
+#endif
+#endif
+#if !defined(CT_ROW_SIMD) && defined(__x86_64__) && defined(__SSE2__)
+#define CT_ROW_SIMD 1
+#include <emmintrin.h>
+#endif
+#ifndef CT_ROW_SIMD
+#define CT_ROW_SIMD 0
+#endif
+
+static inline unsigned ct_row_sig_match(const struct ct_row *r, uint64_t hash)
+{
+	uint16_t sig16 = (uint16_t)(hash >> 48);
+	unsigned m = 0;
+
+#if CT_ROW_SIMD
+	if (__builtin_expect(sig16 != 0, 1)) {
+		const __m128i *p = (const __m128i *)(const void *)r->slot;
+		__m128i sig = _mm_set1_epi16((short)sig16);
+		__m128i a = _mm_cmpeq_epi16(_mm_load_si128(p), sig);
+		__m128i b = _mm_cmpeq_epi16(_mm_load_si128(p + 1), sig);
+		__m128i c = _mm_cmpeq_epi16(_mm_load_si128(p + 2), sig);
+
+		_Static_assert(CT_ROW_SLOTS == 6, "three 16-byte loads");
+		return (unsigned)_mm_movemask_pd(_mm_castsi128_pd(a)) |
+		       (unsigned)_mm_movemask_pd(_mm_castsi128_pd(b)) << 2 |
+		       (unsigned)_mm_movemask_pd(_mm_castsi128_pd(c)) << 4;
+	}
+#endif
+	for (int i = 0; i < CT_ROW_SLOTS; i++) {
+		uint64_t s = atomic_load_explicit(&((struct ct_row *)r)->slot[i],
+						  memory_order_relaxed);
+		if (s && (uint16_t)(s >> 48) == sig16)
+			m |= 1u << i;
+	}
+	return m;
+}
+
 struct ct_htab *ct_htab_new(uint64_t n_rows);
 void ct_htab_free(struct ct_htab *h);
 

@@ -864,45 +864,50 @@ int ct_process_burst(struct ct_thread *thr, const struct ct_packet *const *pkts,
 	if (!thr || (!pkts && n) || (!v && n) || n > CT_BURST_MAX)
 		return -EINVAL;
 	t = thr->t;
-	/* stage 1: hash every key (a repeated tuple takes the previous hash) */
-	for (unsigned i = 0; i < n; i++)
-		make_key(t, pkts[i], &keys[i], i ? &keys[i - 1] : NULL);
 	ct_read_lock(thr);
 	h = atomic_load_explicit(&t->htab, memory_order_acquire);
 	/* a tuple absent from its row is absent from the table when the row
 	 * has no overflow and no resize is on (struct burst_ctx) */
 	may_skip = h->mask >= 63 &&
 		   !atomic_load_explicit(&h->future, memory_order_acquire);
-	/* stage 2: prefetch every row */
-	for (unsigned i = 0; i < n; i++)
+	/* stages 1 and 2: hash every key (a repeated tuple takes the previous
+	 * hash) and prefetch its row at once, so that the hashing of the
+	 * rest of the burst hides the row's miss */
+	for (unsigned i = 0; i < n; i++) {
+		make_key(t, pkts[i], &keys[i], i ? &keys[i - 1] : NULL);
 		if (keys[i].lookup && !keys[i].same)
 			__builtin_prefetch(&h->rows[keys[i].hash & h->mask]);
+	}
 	/* stage 3: prefetch entries whose signature matches */
 	for (unsigned i = 0; i < n; i++) {
 		const struct ct_row *r;
 		uint64_t sig;
+		uintptr_t span;
 
 		if (!keys[i].lookup || keys[i].same)
 			continue;
 		r = &h->rows[keys[i].hash & h->mask];
 		sig = ct_slot_sig(keys[i].hash);
-		for (int s = CT_ROW_SLOTS - 1; s >= 0; s--) {
+		span = sizeof(struct ct_conn) + sizeof(struct ct_ext_acct) +
+		       ct_proto_find(pkts[i]->tuple.l4)->priv_size;
+		for (unsigned m = ct_row_sig_match(r, keys[i].hash); m; m &= m - 1) {
 			/* acquire: the candidate's tuple is read in stage 4 */
-			uint64_t sl = atomic_load_explicit(&((struct ct_row *)r)->slot[s],
+			uint64_t sl = atomic_load_explicit(&((struct ct_row *)r)->slot[__builtin_ctz(m)],
 							   memory_order_acquire);
 			if (sl && (sl & 0xffff000000000000ull) == sig) {
 				/* the first match in slot order, as
 				 * ct_htab_find would try it */
-				keys[i].cand = ct_slot_conn(sl);
-				/* an entry with its private area and accounting
-				 * spans up to 192 bytes from an address that is
-				 * not line-aligned: up to four lines, all of
-				 * which the tracker touches */
-				const char *c = (const char *)ct_slot_conn(sl);
-				__builtin_prefetch(c);
-				__builtin_prefetch(c + 64);
-				__builtin_prefetch(c + 128);
-				__builtin_prefetch(c + 191);
+				if (!keys[i].cand)
+					keys[i].cand = ct_slot_conn(sl);
+				/* the lines the tracker will touch: the core,
+				 * the protocol's private area and accounting
+				 * (entries are not line-aligned); a prefetch
+				 * of a line the entry does not reach would
+				 * take a fill buffer from another packet */
+				const uintptr_t c = (uintptr_t)ct_slot_conn(sl);
+				const uintptr_t end = c + span - 1;
+				for (uintptr_t l = c & ~(uintptr_t)63; l <= end; l += 64)
+					__builtin_prefetch((const void *)l);
 			}
 		}
 		keys[i].absent = may_skip && !keys[i].cand &&
