@@ -787,31 +787,37 @@ create: {
 	}
 }
 
-/* Fill @k for @pkt; @prev is the previous packet of the burst and its key
+/*
+ * Fill @k for @pkt; @prev is the previous packet of the burst and its key
  * (NULL for the first or a single packet): a packet with the same tuple
- * takes its hash and inverse and is marked `same`. */
-static inline __attribute__((always_inline)) void make_key(const struct ct_table *t, const struct ct_packet *pkt,
-		     struct pkt_key *k, const struct pkt_key *prev)
+ * takes its inverse and is marked `same` (its hash: that of @prev, which
+ * the burst copies once @prev has one).  With @defer, an IPv4 key is left
+ * for the caller to hash and true returned (a burst hashes them four at
+ * a time).
+ */
+static inline __attribute__((always_inline)) bool make_key(const struct ct_table *t,
+							   const struct ct_packet *pkt,
+							   struct pkt_key *k,
+							   const struct pkt_key *prev,
+							   bool defer)
 {
 	k->lookup = false;
 	k->same = false;
 	k->absent = false;
 	k->cand = NULL;
 	if (pkt->kind != CT_PKT_TRACKABLE)
-		return;
+		return false;
 	if (is_icmp(pkt) && ct_icmp_is_error(pkt))
-		return;
+		return false;
+	k->key = &pkt->tuple;
+	k->lookup = true;
 	if (prev && prev->lookup && ct_tuple_equal(prev->key, &pkt->tuple)) {
-		k->key = &pkt->tuple;
 		k->inv = prev->inv ? &k->icmp_inv : NULL;
 		if (prev->inv)
 			k->icmp_inv = prev->icmp_inv;
-		k->hash = prev->hash;
-		k->lookup = true;
 		k->same = true;
-		return;
+		return false;
 	}
-	k->key = &pkt->tuple;
 	k->inv = NULL;
 	/* ct_tuple_invert's condition: by protocol, whatever the family */
 	if (pkt->tuple.l4 == IPPROTO_ICMP || pkt->tuple.l4 == IPPROTO_ICMPV6) {
@@ -819,8 +825,10 @@ static inline __attribute__((always_inline)) void make_key(const struct ct_table
 			k->icmp_inv = *k->key;
 		k->inv = &k->icmp_inv;
 	}
+	if (defer && pkt->tuple.l3 == CT_L3_IPV4)
+		return true;
 	k->hash = ct_hash_tuple(&t->key, k->key);
-	k->lookup = true;
+	return false;
 }
 
 /*
@@ -844,7 +852,7 @@ int ct_process(struct ct_thread *thr, const struct ct_packet *pkt,
 
 	if (!thr || !pkt || !v)
 		return -EINVAL;
-	make_key(thr->t, pkt, &k, NULL);
+	make_key(thr->t, pkt, &k, NULL, false);
 	ct_read_lock(thr);
 	process_one(thr, pkt, &k, now, v, &bc);
 	end_call(thr, false);
@@ -856,6 +864,10 @@ int ct_process_burst(struct ct_thread *thr, const struct ct_packet *const *pkts,
 		     unsigned n, ct_time_ns now, struct ct_verdict *v)
 {
 	struct pkt_key keys[CT_BURST_MAX];
+	const struct ct_tuple *q[CT_BURST_MAX];
+	uint64_t qh[CT_BURST_MAX];
+	uint8_t qi[CT_BURST_MAX];
+	unsigned nq = 0;
 	struct burst_ctx bc = { 0 };
 	struct ct_table *t;
 	struct ct_htab *h;
@@ -864,18 +876,28 @@ int ct_process_burst(struct ct_thread *thr, const struct ct_packet *const *pkts,
 	if (!thr || (!pkts && n) || (!v && n) || n > CT_BURST_MAX)
 		return -EINVAL;
 	t = thr->t;
+	/* stage 1: every key, then the hashes of the IPv4 ones together (a
+	 * repeated tuple takes the previous packet's hash) */
+	for (unsigned i = 0; i < n; i++)
+		if (make_key(t, pkts[i], &keys[i], i ? &keys[i - 1] : NULL, true)) {
+			q[nq] = keys[i].key;
+			qi[nq++] = (uint8_t)i;
+		}
+	if (nq)
+		ct_hash_tuple4_many(&t->key, q, nq, qh);
+	for (unsigned j = 0; j < nq; j++)
+		keys[qi[j]].hash = qh[j];
 	ct_read_lock(thr);
 	h = atomic_load_explicit(&t->htab, memory_order_acquire);
 	/* a tuple absent from its row is absent from the table when the row
 	 * has no overflow and no resize is on (struct burst_ctx) */
 	may_skip = h->mask >= 63 &&
 		   !atomic_load_explicit(&h->future, memory_order_acquire);
-	/* stages 1 and 2: hash every key (a repeated tuple takes the previous
-	 * hash) and prefetch its row at once, so that the hashing of the
-	 * rest of the burst hides the row's miss */
+	/* stage 2: prefetch every row */
 	for (unsigned i = 0; i < n; i++) {
-		make_key(t, pkts[i], &keys[i], i ? &keys[i - 1] : NULL);
-		if (keys[i].lookup && !keys[i].same)
+		if (keys[i].same)
+			keys[i].hash = keys[i - 1].hash;
+		else if (keys[i].lookup)
 			__builtin_prefetch(&h->rows[keys[i].hash & h->mask]);
 	}
 	/* stage 3: prefetch entries whose signature matches */
