@@ -165,6 +165,14 @@ struct ct_thread *ct_thread_attach(struct ct_table *t)
 	return thr;
 }
 
+uint64_t ct_thread_take_next_due(struct ct_thread *thr)
+{
+	uint64_t due = ~thr->due_inv_max;
+
+	thr->due_inv_max = 0;
+	return due;
+}
+
 void ct_thread_detach(struct ct_thread *thr)
 {
 	struct ct_table *t;

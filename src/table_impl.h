@@ -92,6 +92,9 @@ struct ct_thread {
 	uint64_t zone_found, zone_packets;
 	bool in_read_section;
 	bool gc_running;                   /* this thread is inside gc_step */
+	/* ~(earliest expiry this thread's packets gave an entry since the
+	 * last ct_thread_take_next_due): zero means none; owner only */
+	uint64_t due_inv_max;
 };
 
 struct ct_table {

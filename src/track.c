@@ -134,6 +134,14 @@ static void emit(struct ct_thread *thr, struct ct_conn *c, enum ct_event_type ty
 	ct_event_emit(thr->t, type, what, cause, now, &ci);
 }
 
+/* Remember @due as an expiry this thread gave an entry (created, or
+ * shortened), for ct_thread_take_next_due. */
+static inline void note_due(struct ct_thread *thr, uint64_t due)
+{
+	if (~due > thr->due_inv_max)
+		thr->due_inv_max = ~due;
+}
+
 /*
  * ct_packet_l4_csum_ok() with its commonest answer first: a UDP checksum
  * of zero means "none" (checksum.c), whatever else the packet is.
@@ -363,8 +371,10 @@ static uint32_t apply(struct ct_thread *thr, struct ct_conn *c,
 		uint64_t exp = expiry_at(now, out->timeout_ns);
 
 		account(c, pkt, dir, now);
-		if (exp < c->expires)
+		if (exp < c->expires) {
 			*lowered = true;
+			note_due(thr, exp);
+		}
 		/* atomic: the collector and migration read it unlocked */
 		__atomic_store_n(&c->expires, exp, __ATOMIC_RELAXED);
 	} else {
@@ -551,6 +561,7 @@ lookup:
 				__atomic_store_n(&c->expires, expiry_at(now, out.timeout_ns),
 						 __ATOMIC_RELAXED);
 				lowered = true;
+				note_due(thr, expiry_at(now, out.timeout_ns));
 			}
 			ct_conn_unlock(c);
 			if (lowered)
@@ -752,6 +763,7 @@ create: {
 	 * one is lowered by whoever set it) */
 	ct_due_lower(&h->group_due_inv[(k->hash & h->mask) / CT_GROUP_ROWS],
 		     expiry_at(now, out.timeout_ns));
+	note_due(thr, expiry_at(now, out.timeout_ns));
 	ct_thread_count_add(thr, 1);
 	ct_ns_count_add(ns, 1);
 	CT_CTR_INC(thr, insert);

@@ -626,6 +626,39 @@ static void test_hashing_many_tuples_equals_hashing_each(void **state)
 	}
 }
 
+/*
+ * ct_thread_take_next_due reports the earliest expiry the thread's packets
+ * gave an entry since the last call: a new UDP entry expires after
+ * udp_timeout (30 s); a refresh that only lengthens the timeout reports
+ * nothing (the collector's bounds already cover the shorter one); a
+ * refresh under a shorter udp_timeout (set to 10 s) shortens the expiry
+ * and is reported; every call starts afresh (UINT64_MAX: nothing).
+ */
+static void test_thread_reports_the_earliest_expiry_it_gave_since_the_last_call(void **state)
+{
+	struct fixture *f = setup_default();
+	struct ct_packet p = udp4(0x0a000001, 0x0a000002, 40000, 53);
+	struct ct_settings set;
+	struct ct_verdict v;
+
+	(void)state;
+	assert_int_equal(ct_thread_take_next_due(f->thr), UINT64_MAX);
+	ct_process(f->thr, &p, 100 * SEC, &v);
+	assert_int_equal(v.cls, CT_V_NEW);
+	assert_int_equal(ct_thread_take_next_due(f->thr), 130 * SEC);
+	assert_int_equal(ct_thread_take_next_due(f->thr), UINT64_MAX);
+	ct_process(f->thr, &p, 101 * SEC, &v);
+	assert_int_equal(v.cls, CT_V_ESTABLISHED);
+	assert_int_equal(ct_thread_take_next_due(f->thr), UINT64_MAX);
+	ct_table_get_settings(f->t, &set);
+	set.udp_timeout = 10;
+	assert_int_equal(ct_ns_set_settings(f->t, 0, &set), 0);
+	ct_process(f->thr, &p, 102 * SEC, &v);
+	assert_int_equal(v.cls, CT_V_ESTABLISHED);
+	assert_int_equal(ct_thread_take_next_due(f->thr), 112 * SEC);
+	teardown_f(f);
+}
+
 static void test_same_tuple_lives_independently_in_two_zones(void **state)
 {
 	struct fixture *f = setup_default();
@@ -777,6 +810,7 @@ int main(void)
 		cmocka_unit_test(test_burst_gives_the_same_verdicts_as_single_packets),
 		cmocka_unit_test(test_swapped_comparison_agrees_with_the_inverted_tuple),
 		cmocka_unit_test(test_hashing_many_tuples_equals_hashing_each),
+		cmocka_unit_test(test_thread_reports_the_earliest_expiry_it_gave_since_the_last_call),
 		cmocka_unit_test(test_burst_with_repeated_tuples_matches_single_packets_across_destroy_and_reopen),
 		cmocka_unit_test(test_same_tuple_lives_independently_in_two_zones),
 		cmocka_unit_test(test_batched_teardown_removes_only_the_batch),
