@@ -39,6 +39,14 @@
 
 #define PROBE_NOW 1000000000000ull
 
+/* Two functions of the same body must stay two (GCC would fold them,
+ * and callgrind would then collect the set-up bursts too). */
+#if defined(__clang__)
+#define PROBE_NOINLINE __attribute__((noinline))
+#else
+#define PROBE_NOINLINE __attribute__((noinline, noipa))
+#endif
+
 static uint64_t by_cls[8];
 /* PROBE_TIME=1: also the thread CPU time of the measured bursts (without
  * valgrind), for a quick look at what memory stalls add */
@@ -61,13 +69,13 @@ static inline void burst(struct ct_thread *thr, const uint8_t *const *frames,
 }
 
 /* The measured bursts (callgrind collects inside this function only). */
-__attribute__((noinline, noipa)) void probe_burst(struct ct_thread *thr,
+PROBE_NOINLINE void probe_burst(struct ct_thread *thr,
 					   const uint8_t *const *frames,
 					   const uint32_t *caplen,
 					   const uint32_t *wire, unsigned n,
 					   ct_time_ns now, struct ct_packet *pk,
 					   struct ct_verdict *v);
-__attribute__((noinline, noipa)) void probe_burst(struct ct_thread *thr,
+PROBE_NOINLINE void probe_burst(struct ct_thread *thr,
 					   const uint8_t *const *frames,
 					   const uint32_t *caplen,
 					   const uint32_t *wire, unsigned n,
@@ -82,7 +90,7 @@ __attribute__((noinline, noipa)) void probe_burst(struct ct_thread *thr,
 }
 
 /* The set-up bursts, not collected. */
-static __attribute__((noinline, noipa)) void setup_burst(struct ct_thread *thr,
+static PROBE_NOINLINE void setup_burst(struct ct_thread *thr,
 						  const uint8_t *const *frames,
 						  const uint32_t *caplen,
 						  const uint32_t *wire, unsigned n,
