@@ -168,13 +168,13 @@ static void siphash13_2_x4(const struct ct_hash_key *key, const uint64_t *m0,
 					       14, 15, 8, 9, 10, 11, 12, 13);
 	const __m256i k0 = _mm256_set1_epi64x((long long)key->k0);
 	const __m256i k1 = _mm256_set1_epi64x((long long)key->k1);
-	const __m256i b = _mm256_set1_epi64x((long long)((uint64_t)16 << 56));
+	const __m256i b = _mm256_set1_epi64x(0x1000000000000000LL); /* 16 << 56 */
 	__m256i a0 = _mm256_loadu_si256((const __m256i *)(const void *)m0);
 	__m256i a1 = _mm256_loadu_si256((const __m256i *)(const void *)m1);
-	__m256i v0 = _mm256_xor_si256(k0, _mm256_set1_epi64x(0x736f6d6570736575ll));
-	__m256i v1 = _mm256_xor_si256(k1, _mm256_set1_epi64x(0x646f72616e646f6dll));
-	__m256i v2 = _mm256_xor_si256(k0, _mm256_set1_epi64x(0x6c7967656e657261ll));
-	__m256i v3 = _mm256_xor_si256(k1, _mm256_set1_epi64x(0x7465646279746573ll));
+	__m256i v0 = _mm256_xor_si256(k0, _mm256_set1_epi64x(0x736f6d6570736575LL));
+	__m256i v1 = _mm256_xor_si256(k1, _mm256_set1_epi64x(0x646f72616e646f6dLL));
+	__m256i v2 = _mm256_xor_si256(k0, _mm256_set1_epi64x(0x6c7967656e657261LL));
+	__m256i v3 = _mm256_xor_si256(k1, _mm256_set1_epi64x(0x7465646279746573LL));
 
 	v3 = _mm256_xor_si256(v3, a0);
 	V_SIPROUND;
