@@ -360,7 +360,7 @@ static unsigned conn_ext(const struct ct_table *t, const struct ct_settings *set
 
 /* Apply a tracker's answer for an existing entry (lock held).  Returns the
  * events to report; sets *lowered when the expiry got shorter. */
-static uint32_t apply(struct ct_thread *thr, struct ct_conn *c,
+static inline __attribute__((always_inline)) uint32_t apply(struct ct_thread *thr, struct ct_conn *c,
 		      const struct ct_packet *pkt, enum ct_dir dir,
 		      const struct ct_proto_out *out, ct_time_ns now,
 		      bool *lowered)
@@ -800,6 +800,110 @@ create: {
 }
 
 /*
+ * process_run - packets pkts[0..m) that repeat the tuple of the packet
+ * before them (keys[j].same), whose entry bc->conn is, tracked under one
+ * hold of the entry's lock: what process_one does for each, less what it
+ * would find again (namespace, settings, tracker, the entry, its lock).
+ * Only without an event handler (events are delivered outside the lock,
+ * packet by packet) and for trackers without a classify step.  A packet
+ * whose checksum fails ends the run before it is tracked; INVALID,
+ * DESTROY and REPEAT verdicts are finished here as process_one finishes
+ * them (a REPEAT packet is left to process_one, which looks up again and
+ * creates).  Returns how many packets it tracked.
+ */
+static unsigned process_run(struct ct_thread *thr, const struct ct_packet *const *pkts,
+			    const struct pkt_key *keys, unsigned m, ct_time_ns now,
+			    struct ct_verdict *v, struct burst_ctx *bc)
+{
+	struct ct_table *t = thr->t;
+	struct ct_conn *c = bc->conn;
+	enum ct_dir dir = bc->dir;
+	const struct ct_settings *set;
+	const struct ct_proto *proto;
+	struct ct_ns *ns;
+	bool lowered = false, held = true;
+	unsigned j;
+
+	if (ct_events_on(t))
+		return 0;
+	ns = ct_ns_get(t, pkts[0]->tuple.zone);
+	if (!ns || atomic_load_explicit(&ns->state, memory_order_acquire) != CT_NS_ALIVE)
+		return 0;
+	set = ct_ns_settings(ns);
+	proto = ct_proto_find(pkts[0]->tuple.l4);
+	if (proto->classify)
+		return 0;
+	ct_conn_lock(c);
+	if ((ct_conn_status(c) & CT_ST_DYING) || c->expires <= now) {
+		ct_conn_unlock(c);
+		return 0;
+	}
+	for (j = 0; j < m && keys[j].same; j++) {
+		const struct ct_packet *pkt = pkts[j];
+		struct ct_proto_ctx ctx;
+		struct ct_proto_out out;
+		struct ct_conn_info ci;
+
+		if (set->checksum && (pkt->ip_csum_bad || !l4_csum_ok(pkt)))
+			break;
+		memset(&ctx, 0, sizeof(ctx));
+		ctx.pkt = pkt;
+		ctx.set = set;
+		ctx.now = now;
+		ctx.dir = dir;
+		ctx.status = ct_conn_status(c);
+		memset(&out, 0, sizeof(out));
+		proto->packet(c, &ctx, &out);
+		if (out.verdict == CT_PV_REPEAT) {
+			/* the entry goes; process_one tracks the packet anew */
+			kill(thr, c, CT_DESTROY_REOPEN, &ci);
+			break;
+		}
+		memset(&v[j], 0, sizeof(v[j]));
+		v[j].zone = pkt->tuple.zone;
+		CT_CTR_INC(thr, packets);
+		if (out.verdict == CT_PV_INVALID) {
+			if (out.timeout_ns && expiry_at(now, out.timeout_ns) < c->expires) {
+				__atomic_store_n(&c->expires, expiry_at(now, out.timeout_ns),
+						 __ATOMIC_RELAXED);
+				lowered = true;
+				note_due(thr, expiry_at(now, out.timeout_ns));
+			}
+			set_invalid(thr, ns, &v[j], out.reason ? out.reason : CT_PR_TCP_INVALID_STATE);
+			continue;
+		}
+		if (out.verdict == CT_PV_DESTROY) {
+			account(c, pkt, dir, now);
+			kill(thr, c, CT_DESTROY_PROTOCOL, &ci);
+			v[j].cls = CT_V_ESTABLISHED;
+			v[j].dir = (uint8_t)dir;
+			v[j].l4state = c->l4state;
+			v[j].flags |= CT_VF_DESTROYED;
+			CT_CTR_INC(thr, found);
+			ct_conn_unlock(c);
+			held = false;
+			j++;
+			break;
+		}
+		(void)apply(thr, c, pkt, dir, &out, now, &lowered);
+		v[j].cls = CT_V_ESTABLISHED;
+		v[j].dir = (uint8_t)dir;
+		v[j].l4state = c->l4state;
+		CT_CTR_INC(thr, found);
+		if (out.verdict == CT_PV_IGNORE) {
+			v[j].flags |= CT_VF_IGNORED;
+			CT_CTR_INC(thr, ignored);
+		}
+	}
+	if (held)
+		ct_conn_unlock(c);
+	if (lowered)
+		ct_conn_due_lowered(t, c);
+	/* a DYING entry sends the next packet of the tuple to a lookup */
+	return j;
+}
+
+/*
  * Fill @k for @pkt; @prev is the previous packet of the burst and its key
  * (NULL for the first or a single packet): a packet with the same tuple
  * takes its inverse and is marked `same` (its hash: that of @prev, which
@@ -948,9 +1052,14 @@ int ct_process_burst(struct ct_thread *thr, const struct ct_packet *const *pkts,
 			atomic_load_explicit(&((struct ct_row *)r)->next,
 					     memory_order_relaxed) == 0;
 	}
-	/* stage 4: the trackers, in packet order */
-	for (unsigned i = 0; i < n; i++)
+	/* stage 4: the trackers, in packet order; a run of packets of one
+	 * entry after the first under one hold of its lock */
+	for (unsigned i = 0; i < n;) {
 		process_one(thr, pkts[i], &keys[i], now, &v[i], &bc);
+		i++;
+		if (bc.conn && i < n && keys[i].same)
+			i += process_run(thr, pkts + i, keys + i, n - i, now, v + i, &bc);
+	}
 	end_call(thr, true);
 	ct_read_unlock(thr);
 	if (thr->count_delta >= 64 || thr->count_delta <= -64)

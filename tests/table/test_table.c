@@ -468,30 +468,62 @@ static struct ct_packet tcp4(uint32_t src, uint32_t dst, uint16_t sp, uint16_t d
 
 /*
  * A burst reuses, for a packet with the same tuple as the one before it,
- * that packet's hash and entry instead of looking up again.  The entry
- * may have ended in between (a refused connection's RST destroys it, a
- * SYN reopens a TIME_WAIT connection as a new entry), and the next
- * packets must then see what single calls see.  The sequence: a SYN,
- * its retransmission, the originator's RST (nothing answered: the entry
- * is destroyed at once), a new SYN on the same tuple (a new entry) and
- * its retransmission; then a whole connection (its SYN-ACK retransmitted:
- * a repeat in the reply direction) to TIME_WAIT followed at once by a SYN
- * with a higher sequence number, which replaces it.  Every
- * verdict and the final table must equal those of one call per packet,
- * and the sequence must really contain a destruction and a reopening.
+ * that packet's hash and entry instead of looking up again, and (without
+ * an event handler) tracks a run of such packets under one hold of the
+ * entry's lock.  The entry may end in between (a refused connection's
+ * RST destroys it, a SYN reopens a TIME_WAIT connection as a new entry),
+ * a packet of a run may be INVALID (out of the window), and what follows
+ * must still be what single calls give.  The sequence: a SYN, its
+ * retransmission, the originator's RST (nothing answered: the entry is
+ * destroyed at once), a new SYN on the same tuple (a new entry) and its
+ * retransmission; a whole connection (its SYN-ACK retransmitted: a repeat
+ * in the reply direction) to TIME_WAIT followed at once by a SYN with a
+ * higher sequence number, which replaces it; a third connection with two
+ * data segments from the responder in a row, a segment far outside the
+ * window sent twice, then a valid one.  Every
+ * verdict and the final table (state, status, counters, expiry) must
+ * equal those of one call per packet, with events on and off, and the
+ * sequence must really contain a destruction, a reopening and an INVALID
+ * packet inside a run.
  */
-static void test_burst_with_repeated_tuples_matches_single_packets_across_destroy_and_reopen(void **state)
+struct snap {
+	long n;
+	struct ct_conn_info ci[8];
+};
+
+static int snap_cb(const struct ct_conn_info *ci, void *arg)
+{
+	struct snap *sn = arg;
+
+	if (sn->n < 8)
+		sn->ci[sn->n] = *ci;
+	sn->n++;
+	return 0;
+}
+
+static const struct ct_conn_info *snap_find(const struct snap *sn, uint16_t sport)
+{
+	for (long i = 0; i < sn->n && i < 8; i++)
+		if (sn->ci[i].orig.sport == sport)
+			return &sn->ci[i];
+	return NULL;
+}
+
+static void repeated_tuples(bool events)
 {
 	struct fixture *a = setup_default(), *b = setup_default();
 	const uint32_t c = 0x0a000001, s = 0x0a000002;
-	struct ct_packet pk[16];
-	const struct ct_packet *pp[16];
-	struct ct_verdict vb[16], vs;
-	unsigned n = 0, destroyed = 0, created = 0;
-	long n_a = 0, n_b = 0;
+	struct ct_packet pk[24];
+	const struct ct_packet *pp[24];
+	struct ct_verdict vb[24], vs;
+	unsigned n = 0, destroyed = 0, created = 0, oow = 0;
+	struct snap sa = { 0 }, sb = { 0 };
 	const uint8_t SYN = 0x02, RST = 0x04, ACK = 0x10, FIN = 0x01;
 
-	(void)state;
+	if (!events) {
+		ct_table_set_event_handler(a->t, NULL, NULL);
+		ct_table_set_event_handler(b->t, NULL, NULL);
+	}
 	pk[n++] = tcp4(c, s, 1000, 80, SYN, 100, 0, 0);
 	pk[n++] = tcp4(c, s, 1000, 80, SYN, 100, 0, 0);
 	pk[n++] = tcp4(c, s, 1000, 80, RST, 101, 0, 0);
@@ -507,6 +539,15 @@ static void test_burst_with_repeated_tuples_matches_single_packets_across_destro
 	pk[n++] = tcp4(c, s, 2000, 80, ACK, 102, 502, 0);
 	pk[n++] = tcp4(c, s, 2000, 80, SYN, 100000, 0, 0);
 	pk[n++] = tcp4(c, s, 2000, 80, SYN, 100000, 0, 0);
+	/* a third one: data far outside the window, twice, then in it */
+	pk[n++] = tcp4(c, s, 3000, 80, SYN, 100, 0, 0);
+	pk[n++] = tcp4(s, c, 80, 3000, SYN | ACK, 500, 101, 0);
+	pk[n++] = tcp4(c, s, 3000, 80, ACK, 101, 501, 0);
+	pk[n++] = tcp4(s, c, 80, 3000, ACK, 501, 101, 100);
+	pk[n++] = tcp4(s, c, 80, 3000, ACK, 601, 101, 100);
+	pk[n++] = tcp4(c, s, 3000, 80, ACK, 101 + 0x40000000u, 501, 100);
+	pk[n++] = tcp4(c, s, 3000, 80, ACK, 101 + 0x40000000u, 501, 100);
+	pk[n++] = tcp4(c, s, 3000, 80, ACK, 101, 701, 100);
 	for (unsigned i = 0; i < n; i++)
 		pp[i] = &pk[i];
 	assert_int_equal(ct_process_burst(a->thr, pp, n, 1 * SEC, vb), 0);
@@ -519,6 +560,7 @@ static void test_burst_with_repeated_tuples_matches_single_packets_across_destro
 		assert_int_equal(vb[i].reason, vs.reason);
 		destroyed += !!(vs.flags & CT_VF_DESTROYED);
 		created += !!(vs.flags & CT_VF_CREATED);
+		oow += vs.cls == CT_V_INVALID && vs.reason == CT_PR_TCP_OUT_OF_WINDOW;
 	}
 	/* the RST destroyed the first entry; the reopening SYN created one */
 	assert_int_equal(destroyed, 1);
@@ -526,20 +568,51 @@ static void test_burst_with_repeated_tuples_matches_single_packets_across_destro
 	assert_true(vb[3].flags & CT_VF_CREATED);
 	assert_true(vb[12].flags & CT_VF_CREATED);
 	assert_int_equal(vb[7].dir, CT_DIR_REPLY);
-	assert_int_equal(created, 4);
-	/* the same events in the same order, and the same table */
+	assert_int_equal(created, 5);
+	/* both out-of-window segments, the second inside a run */
+	assert_int_equal(oow, 2);
+	assert_int_equal(vb[18].dir, CT_DIR_REPLY);
+	assert_int_equal(vb[20].cls, CT_V_INVALID);
+	assert_int_equal(vb[21].cls, CT_V_ESTABLISHED);
+	/* the same events in the same order */
 	assert_int_equal(a->log.n, b->log.n);
 	for (int i = 0; i < a->log.n && i < 4096; i++) {
 		assert_int_equal(a->log.ev[i].type, b->log.ev[i].type);
 		assert_int_equal(a->log.ev[i].what, b->log.ev[i].what);
 		assert_int_equal(a->log.ev[i].conn.l4state, b->log.ev[i].conn.l4state);
 	}
-	ct_table_dump(a->thr, -1, count_cb, &n_a);
-	ct_table_dump(b->thr, -1, count_cb, &n_b);
-	assert_int_equal(n_a, 2);
-	assert_int_equal(n_a, n_b);
+	/* and the same table, entry for entry */
+	ct_table_dump(a->thr, -1, snap_cb, &sa);
+	ct_table_dump(b->thr, -1, snap_cb, &sb);
+	assert_int_equal(sa.n, 3);
+	assert_int_equal(sa.n, sb.n);
+	for (uint16_t sp = 1000; sp <= 3000; sp += 1000) {
+		const struct ct_conn_info *x = snap_find(&sa, sp), *y = snap_find(&sb, sp);
+
+		assert_non_null(x);
+		assert_non_null(y);
+		assert_int_equal(x->l4state, y->l4state);
+		assert_int_equal(x->status, y->status);
+		assert_int_equal(x->expires, y->expires);
+		assert_int_equal(x->packets[0], y->packets[0]);
+		assert_int_equal(x->packets[1], y->packets[1]);
+		assert_int_equal(x->bytes[0], y->bytes[0]);
+		assert_int_equal(x->bytes[1], y->bytes[1]);
+	}
 	teardown_f(a);
 	teardown_f(b);
+}
+
+static void test_burst_with_repeated_tuples_matches_single_packets_across_destroy_and_reopen(void **state)
+{
+	(void)state;
+	repeated_tuples(true);
+}
+
+static void test_burst_runs_without_events_match_single_packets(void **state)
+{
+	(void)state;
+	repeated_tuples(false);
 }
 
 /*
@@ -812,6 +885,7 @@ int main(void)
 		cmocka_unit_test(test_hashing_many_tuples_equals_hashing_each),
 		cmocka_unit_test(test_thread_reports_the_earliest_expiry_it_gave_since_the_last_call),
 		cmocka_unit_test(test_burst_with_repeated_tuples_matches_single_packets_across_destroy_and_reopen),
+		cmocka_unit_test(test_burst_runs_without_events_match_single_packets),
 		cmocka_unit_test(test_same_tuple_lives_independently_in_two_zones),
 		cmocka_unit_test(test_batched_teardown_removes_only_the_batch),
 		cmocka_unit_test(test_namespace_maximum_evicts_within_the_namespace),
