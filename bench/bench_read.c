@@ -4,9 +4,10 @@
  * For each capture, packets per second of, in one run:
  *   libpcap        pcap_open_offline + pcap_next_ex over the file: the
  *                  floor any pcap reader stands on
- *   cap            the CLI's own reader (tools/ctrack/capture.c: zlib
- *                  stream, libpcap through a cookie FILE, or its pcapng
- *                  reader), linked in here
+ *   cap            the CLI's own reader (tools/ctrack/capture.c: libpcap
+ *                  over a FILE of its own for a plain pcap file, else a
+ *                  zlib stream under libpcap or its pcapng reader),
+ *                  linked in here
  *   cap+parse      ... and ct_parse_frame() on every frame
  *   cap+parse+track  ... and ct_process() at capture time with the CLI's
  *                  settings (checksums checked), no events, no collector

@@ -386,6 +386,7 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 	uint64_t start = mono_ns();
 	uint64_t max95;
 	int64_t count;
+	bool skip;
 
 	if (!res)
 		res = &local;
@@ -423,8 +424,39 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 	grp = t->gc_cursor;
 	if (grp >= h->n_groups)
 		grp = 0;
+	skip = t->gc.lock == CT_GC_LOCK_DUE && !g.pressure;
 	for (;;) {
-		bool go_on = gc_group(&g, h, grp, &next_due);
+		bool go_on;
+
+		if (skip) {
+			/* groups with nothing due, as gc_group would skip
+			 * them, in a tight loop: one load and a compare each
+			 * (the budget is looked at every 1024 groups) */
+			uint64_t s0 = grp, ng = h->n_groups, nd = next_due;
+			_Atomic uint64_t *gdi = h->group_due_inv;
+
+			while (grp < ng) {
+				uint64_t gd = ct_due_get(&gdi[grp]);
+
+				if (gd <= now)
+					break;
+				nd = gd < nd ? gd : nd;
+				grp++;
+				if ((grp & 1023) == 0 && g.deadline && mono_ns() >= g.deadline)
+					break;
+			}
+			next_due = nd;
+			res->groups_skipped += grp - s0;
+			if (grp >= h->n_groups) {
+				grp = 0;
+				res->pass_done = true;
+				atomic_fetch_add(&t->gc_passes, 1);
+				break;
+			}
+			if (grp > s0 && (grp & 1023) == 0 && g.deadline && mono_ns() >= g.deadline)
+				break;
+		}
+		go_on = gc_group(&g, h, grp, &next_due);
 
 		if (g.retired) {
 			grp = 0;        /* a new generation: start it afresh */

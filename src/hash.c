@@ -5,13 +5,23 @@
  * variant (one compression round, three finalisation rounds) keeps its
  * resistance to hash flooding at half the cost, which matters at tens of
  * millions of lookups per second.  See hash.h for the canonical form.
+ * An IPv4 tuple is canonicalised without a branch and hashed by a
+ * straight-line two-word SipHash (~140 instructions where the general
+ * loop over a sorted copy took ~180); a burst hashes its IPv4 keys four
+ * at a time in AVX2 registers where the CPU has them (the same function,
+ * ~35 instructions a key).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/random.h>
 
 #include "hash.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #define ROTL(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
 
@@ -47,23 +57,174 @@ static inline uint64_t siphash13(const struct ct_hash_key *key,
 	return v0 ^ v1 ^ v2 ^ v3;
 }
 
-static inline int addr_cmp(const struct ct_tuple *t)
+/* SipHash-1-3 of exactly five words (40 bytes, IPv6), unrolled. */
+static inline uint64_t siphash13_5(const struct ct_hash_key *key, const uint64_t *m)
 {
-	if (t->l3 == CT_L3_IPV4)
-		return t->src.ip4 < t->dst.ip4 ? -1 : t->src.ip4 > t->dst.ip4;
-	return memcmp(t->src.ip6, t->dst.ip6, 16);
+	uint64_t v0 = 0x736f6d6570736575ull ^ key->k0;
+	uint64_t v1 = 0x646f72616e646f6dull ^ key->k1;
+	uint64_t v2 = 0x6c7967656e657261ull ^ key->k0;
+	uint64_t v3 = 0x7465646279746573ull ^ key->k1;
+	const uint64_t b = (uint64_t)40 << 56;
+
+#pragma GCC unroll 5
+	for (unsigned i = 0; i < 5; i++) {
+		v3 ^= m[i];
+		SIPROUND;
+		v0 ^= m[i];
+	}
+	v3 ^= b;
+	SIPROUND;
+	v0 ^= b;
+	v2 ^= 0xff;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	return v0 ^ v1 ^ v2 ^ v3;
 }
 
-uint64_t ct_hash_tuple(const struct ct_hash_key *key, const struct ct_tuple *t)
+/* SipHash-1-3 of exactly two words (16 bytes), straight-line: the IPv4
+ * case, which is most of the traffic. */
+static inline uint64_t siphash13_2(const struct ct_hash_key *key,
+				   uint64_t m0, uint64_t m1)
+{
+	uint64_t v0 = 0x736f6d6570736575ull ^ key->k0;
+	uint64_t v1 = 0x646f72616e646f6dull ^ key->k1;
+	uint64_t v2 = 0x6c7967656e657261ull ^ key->k0;
+	uint64_t v3 = 0x7465646279746573ull ^ key->k1;
+	const uint64_t b = (uint64_t)16 << 56;
+
+	v3 ^= m0;
+	SIPROUND;
+	v0 ^= m0;
+	v3 ^= m1;
+	SIPROUND;
+	v0 ^= m1;
+	v3 ^= b;
+	SIPROUND;
+	v0 ^= b;
+	v2 ^= 0xff;
+	SIPROUND;
+	SIPROUND;
+	SIPROUND;
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/*
+ * IPv4: each endpoint as one 48-bit number, address and port (ICMP: the
+ * id, the same both ways, for both), the smaller first: the two
+ * directions give the same 128 bits, with no branch.  A leaf of its own,
+ * so that the common case pays for no saved registers.
+ */
+static inline void canon4(const struct ct_tuple *t, uint64_t *m0, uint64_t *m1)
+{
+	bool icmp = t->l4 == IPPROTO_ICMP || t->l4 == IPPROTO_ICMPV6;
+	uint64_t proto = (uint64_t)t->zone << 16 | (uint64_t)t->l3 << 8 | t->l4;
+	uint16_t dp = icmp ? t->sport : t->dport;
+	uint64_t a = (uint64_t)t->src.ip4 << 16 | t->sport;
+	uint64_t z = (uint64_t)t->dst.ip4 << 16 | dp;
+	uint64_t lo = a < z ? a : z, hi = a < z ? z : a;
+
+	*m0 = lo << 16 | hi >> 32;
+	*m1 = hi << 32 | proto;
+}
+
+uint64_t ct_hash_tuple4(const struct ct_hash_key *key, const struct ct_tuple *t)
+{
+	uint64_t m0, m1;
+
+	canon4(t, &m0, &m1);
+	return siphash13_2(key, m0, m1);
+}
+
+#if defined(__x86_64__)
+/*
+ * Four two-word SipHash-1-3 at once, one per 64-bit lane of AVX2
+ * registers: the same function as siphash13_2, bit for bit.  Rotations by
+ * 32 and 16 are a dword and a byte shuffle, the others two shifts and an
+ * or.
+ */
+#define V_ROTL(x, b) _mm256_or_si256(_mm256_slli_epi64((x), (b)), _mm256_srli_epi64((x), 64 - (b)))
+#define V_ROTL32(x) _mm256_shuffle_epi32((x), 0xb1)
+#define V_ROTL16(x) _mm256_shuffle_epi8((x), rot16)
+#define V_SIPROUND                                                              \
+	do {                                                                    \
+		v0 = _mm256_add_epi64(v0, v1); v1 = V_ROTL(v1, 13);             \
+		v1 = _mm256_xor_si256(v1, v0); v0 = V_ROTL32(v0);               \
+		v2 = _mm256_add_epi64(v2, v3); v3 = V_ROTL16(v3);               \
+		v3 = _mm256_xor_si256(v3, v2);                                  \
+		v0 = _mm256_add_epi64(v0, v3); v3 = V_ROTL(v3, 21);             \
+		v3 = _mm256_xor_si256(v3, v0);                                  \
+		v2 = _mm256_add_epi64(v2, v1); v1 = V_ROTL(v1, 17);             \
+		v1 = _mm256_xor_si256(v1, v2); v2 = V_ROTL32(v2);               \
+	} while (0)
+
+__attribute__((target("avx2")))
+static void siphash13_2_x4(const struct ct_hash_key *key, const uint64_t *m0,
+			   const uint64_t *m1, uint64_t *out)
+{
+	const __m256i rot16 = _mm256_setr_epi8(6, 7, 0, 1, 2, 3, 4, 5,
+					       14, 15, 8, 9, 10, 11, 12, 13,
+					       6, 7, 0, 1, 2, 3, 4, 5,
+					       14, 15, 8, 9, 10, 11, 12, 13);
+	const __m256i k0 = _mm256_set1_epi64x((long long)key->k0);
+	const __m256i k1 = _mm256_set1_epi64x((long long)key->k1);
+	const __m256i b = _mm256_set1_epi64x(0x1000000000000000LL); /* 16 << 56 */
+	__m256i a0 = _mm256_loadu_si256((const __m256i *)(const void *)m0);
+	__m256i a1 = _mm256_loadu_si256((const __m256i *)(const void *)m1);
+	__m256i v0 = _mm256_xor_si256(k0, _mm256_set1_epi64x(0x736f6d6570736575LL));
+	__m256i v1 = _mm256_xor_si256(k1, _mm256_set1_epi64x(0x646f72616e646f6dLL));
+	__m256i v2 = _mm256_xor_si256(k0, _mm256_set1_epi64x(0x6c7967656e657261LL));
+	__m256i v3 = _mm256_xor_si256(k1, _mm256_set1_epi64x(0x7465646279746573LL));
+
+	v3 = _mm256_xor_si256(v3, a0);
+	V_SIPROUND;
+	v0 = _mm256_xor_si256(v0, a0);
+	v3 = _mm256_xor_si256(v3, a1);
+	V_SIPROUND;
+	v0 = _mm256_xor_si256(v0, a1);
+	v3 = _mm256_xor_si256(v3, b);
+	V_SIPROUND;
+	v0 = _mm256_xor_si256(v0, b);
+	v2 = _mm256_xor_si256(v2, _mm256_set1_epi64x(0xff));
+	V_SIPROUND;
+	V_SIPROUND;
+	V_SIPROUND;
+	_mm256_storeu_si256((__m256i *)(void *)out,
+			    _mm256_xor_si256(_mm256_xor_si256(v0, v1),
+					     _mm256_xor_si256(v2, v3)));
+}
+#endif
+
+void ct_hash_tuple4_many(const struct ct_hash_key *key,
+			 const struct ct_tuple *const *t, unsigned n, uint64_t *out)
+{
+	unsigned i = 0;
+
+#if defined(__x86_64__)
+	if (n >= 4 && __builtin_cpu_supports("avx2")) {
+		for (; i + 4 <= n; i += 4) {
+			uint64_t m0[4], m1[4];
+
+			for (unsigned j = 0; j < 4; j++)
+				canon4(t[i + j], &m0[j], &m1[j]);
+			siphash13_2_x4(key, m0, m1, out + i);
+		}
+	}
+#endif
+	for (; i < n; i++)
+		out[i] = ct_hash_tuple4(key, t[i]);
+}
+
+/* IPv6: the endpoints (address, then port) sorted, five words. */
+uint64_t ct_hash_tuple6(const struct ct_hash_key *key, const struct ct_tuple *t)
 {
 	const union ct_addr *lo = &t->src, *hi = &t->dst;
 	uint16_t plo = t->sport, phi = t->dport;
-	int c = addr_cmp(t);
-	uint64_t tail;
+	int c = memcmp(t->src.ip6, t->dst.ip6, 16);
+	uint64_t m[5];
 
 	if (t->l4 == IPPROTO_ICMP || t->l4 == IPPROTO_ICMPV6) {
 		/* the id is the same both ways; the type is not */
-		plo = t->sport;
 		phi = 0;
 		if (c > 0) {
 			lo = &t->dst;
@@ -75,18 +236,11 @@ uint64_t ct_hash_tuple(const struct ct_hash_key *key, const struct ct_tuple *t)
 		plo = t->dport;
 		phi = t->sport;
 	}
-	tail = (uint64_t)plo << 48 | (uint64_t)phi << 32 |
+	memcpy(&m[0], lo->ip6, 16);
+	memcpy(&m[2], hi->ip6, 16);
+	m[4] = (uint64_t)plo << 48 | (uint64_t)phi << 32 |
 	       (uint64_t)t->zone << 16 | (uint64_t)t->l3 << 8 | t->l4;
-	if (t->l3 == CT_L3_IPV4) {
-		uint64_t m[2] = { (uint64_t)lo->ip4 << 32 | hi->ip4, tail };
-		return siphash13(key, m, 2);
-	} else {
-		uint64_t m[5];
-		memcpy(&m[0], lo->ip6, 16);
-		memcpy(&m[2], hi->ip6, 16);
-		m[4] = tail;
-		return siphash13(key, m, 5);
-	}
+	return siphash13_5(key, m);
 }
 
 uint64_t ct_hash_u64(const struct ct_hash_key *key, uint64_t v)

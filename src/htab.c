@@ -94,7 +94,8 @@ struct ct_conn *ct_htab_find(struct ct_htab *h, uint64_t hash,
 	uint64_t sig = ct_slot_sig(hash);
 
 	do {
-		for (int i = 0; i < CT_ROW_SLOTS; i++) {
+		for (unsigned m = ct_row_sig_match(r, hash); m; m &= m - 1) {
+			int i = __builtin_ctz(m);
 			uint64_t s = atomic_load_explicit(
 				&((struct ct_row *)r)->slot[i], memory_order_acquire);
 			struct ct_conn *c;
@@ -106,7 +107,7 @@ struct ct_conn *ct_htab_find(struct ct_htab *h, uint64_t hash,
 				*dir = CT_DIR_ORIGINAL;
 				return c;
 			}
-			if (ct_tuple_equal(&c->tuple, inv)) {
+			if (ct_tuple_is_reply(&c->tuple, key, inv)) {
 				*dir = CT_DIR_REPLY;
 				return c;
 			}
@@ -175,7 +176,7 @@ enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *head,
 				continue;
 			o = ct_slot_conn(s);
 			if ((ct_tuple_equal(&o->tuple, &c->tuple) ||
-			     ct_tuple_equal(&o->tuple, inv)) &&
+			     ct_tuple_is_reply(&o->tuple, &c->tuple, inv)) &&
 			    !(ct_conn_status(o) & CT_ST_DYING)) {
 				*clash = o;
 				return CT_INS_CLASH;

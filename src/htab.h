@@ -31,6 +31,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <urcu/call-rcu.h>
 
@@ -88,6 +89,58 @@ static inline struct ct_row *ct_row_next(const struct ct_row *r)
 						      memory_order_acquire) & ~CT_ROW_FLAGS);
 }
 
+/*
+ * ct_row_sig_match - bit k set: slot k of row @r holds an entry whose
+ * signature is @hash's (a hint: the caller loads the slot it picks again,
+ * atomically).  On x86-64 the six slots are compared as 16-bit lanes in
+ * three SSE2 registers and each 64-bit lane's sign bit read back with
+ * movmskpd, instead of a loop of six loads and tests.  A zero signature
+ * would match empty slots too, so it (1 hash in 65536) and
+ * ThreadSanitizer builds (which must see the atomic loads) take the loop.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define CT_ROW_SIMD 0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CT_ROW_SIMD 0
+#endif
+#endif
+#if !defined(CT_ROW_SIMD) && defined(__x86_64__) && defined(__SSE2__)
+#define CT_ROW_SIMD 1
+#include <emmintrin.h>
+#endif
+#ifndef CT_ROW_SIMD
+#define CT_ROW_SIMD 0
+#endif
+
+static inline unsigned ct_row_sig_match(const struct ct_row *r, uint64_t hash)
+{
+	uint16_t sig16 = (uint16_t)(hash >> 48);
+	unsigned m = 0;
+
+#if CT_ROW_SIMD
+	if (__builtin_expect(sig16 != 0, 1)) {
+		const __m128i *p = (const __m128i *)(const void *)r->slot;
+		__m128i sig = _mm_set1_epi16((short)sig16);
+		__m128i a = _mm_cmpeq_epi16(_mm_load_si128(p), sig);
+		__m128i b = _mm_cmpeq_epi16(_mm_load_si128(p + 1), sig);
+		__m128i c = _mm_cmpeq_epi16(_mm_load_si128(p + 2), sig);
+
+		_Static_assert(CT_ROW_SLOTS == 6, "three 16-byte loads");
+		return (unsigned)_mm_movemask_pd(_mm_castsi128_pd(a)) |
+		       (unsigned)_mm_movemask_pd(_mm_castsi128_pd(b)) << 2 |
+		       (unsigned)_mm_movemask_pd(_mm_castsi128_pd(c)) << 4;
+	}
+#endif
+	for (int i = 0; i < CT_ROW_SLOTS; i++) {
+		uint64_t s = atomic_load_explicit(&((struct ct_row *)r)->slot[i],
+						  memory_order_relaxed);
+		if (s && (uint16_t)(s >> 48) == sig16)
+			m |= 1u << i;
+	}
+	return m;
+}
+
 struct ct_htab *ct_htab_new(uint64_t n_rows);
 void ct_htab_free(struct ct_htab *h);
 
@@ -101,10 +154,52 @@ static inline bool ct_row_moved(const struct ct_row *r)
 }
 
 /*
- * ct_htab_find - the entry matching @key (direction ORIGINAL) or @inv
- * (the inverted key: direction REPLY) in @h's row for @hash, or NULL.
- * RCU read side; takes no lock.  DYING entries are returned too: the
- * caller decides (they are rare and the caller locks the entry anyway).
+ * Is @a the reply tuple of @b, for a protocol whose reply tuple is @b with
+ * its endpoints and ports swapped (all but ICMP/ICMPv6 queries)?  Compared
+ * in place, without building the inverted tuple: addresses crosswise as
+ * 64-bit words, the two ports as one 32-bit word rotated by 16 (which
+ * swaps its halves in either byte order), zone and protocols as they are.
+ */
+static inline bool ct_tuple_equal_swapped(const struct ct_tuple *a,
+					  const struct ct_tuple *b)
+{
+	uint64_t a0, a1, a2, a3, b0, b1, b2, b3;
+	uint32_t ap, bp, ar, br;
+	const char *pa = (const char *)a, *pb = (const char *)b;
+
+	memcpy(&a0, pa, 8);
+	memcpy(&a1, pa + 8, 8);
+	memcpy(&a2, pa + 16, 8);
+	memcpy(&a3, pa + 24, 8);
+	memcpy(&ap, pa + 32, 4);
+	memcpy(&ar, pa + 36, 4);
+	memcpy(&b0, pb, 8);
+	memcpy(&b1, pb + 8, 8);
+	memcpy(&b2, pb + 16, 8);
+	memcpy(&b3, pb + 24, 8);
+	memcpy(&bp, pb + 32, 4);
+	memcpy(&br, pb + 36, 4);
+	bp = bp >> 16 | bp << 16;
+	return ((a0 ^ b2) | (a1 ^ b3) | (a2 ^ b0) | (a3 ^ b1) |
+		(uint64_t)((ap ^ bp) | (ar ^ br))) == 0;
+}
+
+/* Does entry tuple @ct match the reply direction of @key, whose inverse
+ * is @inv, or, with @inv NULL, @key swapped (ct_tuple_equal_swapped)? */
+static inline bool ct_tuple_is_reply(const struct ct_tuple *ct,
+				     const struct ct_tuple *key,
+				     const struct ct_tuple *inv)
+{
+	return inv ? ct_tuple_equal(ct, inv) : ct_tuple_equal_swapped(ct, key);
+}
+
+/*
+ * ct_htab_find - the entry matching @key (direction ORIGINAL) or its
+ * inverse (direction REPLY) in @h's row for @hash, or NULL.  The inverse
+ * is @inv, or with @inv NULL @key with endpoints and ports swapped (every
+ * protocol but ICMP/ICMPv6).  RCU read side; takes no lock.  DYING
+ * entries are returned too: the caller decides (they are rare and the
+ * caller locks the entry anyway).
  */
 struct ct_conn *ct_htab_find(struct ct_htab *h, uint64_t hash,
 			     const struct ct_tuple *key,
@@ -120,8 +215,8 @@ enum ct_htab_ins {
 
 /*
  * ct_htab_insert_locked - with row @r (head of @h's row for c->hash)
- * locked, check for a live entry equal to @c's tuple or its inverse
- * (returned in *clash), then store @c.  Lowers the row's due time to
+ * locked, check for a live entry equal to @c's tuple or its inverse @inv
+ * (NULL: swapped, as for ct_htab_find) (returned in *clash), then store @c.  Lowers the row's due time to
  * c->expires (the caller lowers the group's after unlocking).
  */
 enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *r,

@@ -44,13 +44,22 @@
 /* The IPv4 header checksum: 16-bit ones' complement sum of the header,
  * which must be all ones.  The fixed 20 bytes are summed as five
  * independent 32-bit words (a short dependency chain); options after. */
+static inline uint32_t ld32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return v;
+}
+
 static inline bool ip4_hdr_csum_ok(const uint8_t *ip, uint32_t ihl)
 {
-	uint32_t w[5];
 	uint64_t s;
 
-	memcpy(w, ip, 20);
-	s = ((uint64_t)w[0] + w[1]) + ((uint64_t)w[2] + w[3]) + w[4];
+	/* five loads straight into registers (a memcpy into an array went
+	 * through the stack) */
+	s = ((uint64_t)ld32(ip) + ld32(ip + 4)) + ((uint64_t)ld32(ip + 8) + ld32(ip + 12)) +
+	    ld32(ip + 16);
 	for (uint32_t i = 20; i < ihl; i += 4) {
 		uint32_t o;
 
@@ -110,6 +119,10 @@ enum ct_pkt_kind ct_parse_ip4_hdr(struct ct_packet *pkt, const uint8_t *ip,
 						pkt->l4_caplen);
 		return CT_PKT_FRAGMENT;
 	}
+	if (ip[9] == CT_IPPROTO_TCP)
+		return ct_parse_tcp(pkt);
+	if (ip[9] == CT_IPPROTO_UDP)
+		return ct_parse_udp(pkt);
 	return ct_parse_l4(pkt);
 }
 

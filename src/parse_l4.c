@@ -128,7 +128,7 @@ static void tcp_options(struct ct_tcp_info *ti, const uint8_t *p, uint32_t len)
 	}
 }
 
-static enum ct_pkt_kind parse_tcp(struct ct_packet *pkt)
+enum ct_pkt_kind ct_parse_tcp(struct ct_packet *pkt)
 {
 	const uint8_t *th = pkt->l4;
 	struct ct_tcp_info *ti = &pkt->u.tcp;
@@ -159,8 +159,8 @@ static enum ct_pkt_kind parse_tcp(struct ct_packet *pkt)
 	return CT_PKT_TRACKABLE;
 }
 
-/* UDP (udp_error) and UDP-Lite (udplite_error). */
-static enum ct_pkt_kind parse_udp(struct ct_packet *pkt, bool lite)
+/* UDP (udp_error). */
+enum ct_pkt_kind ct_parse_udp(struct ct_packet *pkt)
 {
 	const uint8_t *uh = pkt->l4;
 	uint32_t ulen;
@@ -171,11 +171,23 @@ static enum ct_pkt_kind parse_udp(struct ct_packet *pkt, bool lite)
 	pkt->tuple.dport = ct_rd16(uh + 2);
 	pkt->payload_len = pkt->l4_len - 8;
 	ulen = ct_rd16(uh + 4);
-	if (!lite) {
-		if (ulen > pkt->l4_len || ulen < 8)
-			return ct_parse_fail(pkt, CT_PR_UDP_BAD_LEN);
-		return CT_PKT_TRACKABLE;
-	}
+	if (ulen > pkt->l4_len || ulen < 8)
+		return ct_parse_fail(pkt, CT_PR_UDP_BAD_LEN);
+	return CT_PKT_TRACKABLE;
+}
+
+/* UDP-Lite (udplite_error). */
+static enum ct_pkt_kind parse_udplite(struct ct_packet *pkt)
+{
+	const uint8_t *uh = pkt->l4;
+	uint32_t ulen;
+
+	if (pkt->l4_len < 8 || pkt->l4_caplen < 8)
+		return ct_parse_fail(pkt, CT_PR_L4_TRUNCATED);
+	pkt->tuple.sport = ct_rd16(uh);
+	pkt->tuple.dport = ct_rd16(uh + 2);
+	pkt->payload_len = pkt->l4_len - 8;
+	ulen = ct_rd16(uh + 4);
 	/* UDP-Lite: the length field is the checksum coverage, 0 = all */
 	if (ulen != 0 && (ulen < 8 || ulen > pkt->l4_len))
 		return ct_parse_fail(pkt, CT_PR_UDPLITE_BAD_COV);
@@ -423,11 +435,11 @@ enum ct_pkt_kind ct_parse_l4(struct ct_packet *pkt)
 {
 	switch (pkt->tuple.l4) {
 	case CT_IPPROTO_TCP:
-		return parse_tcp(pkt);
+		return ct_parse_tcp(pkt);
 	case CT_IPPROTO_UDP:
-		return parse_udp(pkt, false);
+		return ct_parse_udp(pkt);
 	case CT_IPPROTO_UDPLITE:
-		return parse_udp(pkt, true);
+		return parse_udplite(pkt);
 	case CT_IPPROTO_ICMP:
 	case CT_IPPROTO_ICMPV6:
 		return parse_icmp(pkt);

@@ -97,12 +97,24 @@ struct ct_proto {
 	bool (*can_early_drop)(const struct ct_conn *c);
 };
 
+/* The trackers by index (ct_conn.proto), and the index of each IP
+ * protocol's tracker (0: the generic one); proto.c. */
+#define CT_N_PROTOS 8
+extern const struct ct_proto *const ct_protos[CT_N_PROTOS];
+extern const uint8_t ct_proto_l4_index[256];
+
 /* The tracker for IP protocol @l4 (the generic one when none is specific).
  * Never NULL. */
-const struct ct_proto *ct_proto_find(uint8_t l4);
+static inline const struct ct_proto *ct_proto_find(uint8_t l4)
+{
+	return ct_protos[ct_proto_l4_index[l4]];
+}
 
 /* The tracker at index @idx (ct_conn.proto) and the index of a tracker. */
-const struct ct_proto *ct_proto_by_index(uint8_t idx);
+static inline const struct ct_proto *ct_proto_by_index(uint8_t idx)
+{
+	return ct_protos[idx < CT_N_PROTOS ? idx : 0];
+}
 uint8_t ct_proto_index(const struct ct_proto *p);
 
 /* Seconds -> nanoseconds, for timeouts. */

@@ -165,6 +165,14 @@ struct ct_thread *ct_thread_attach(struct ct_table *t)
 	return thr;
 }
 
+uint64_t ct_thread_take_next_due(struct ct_thread *thr)
+{
+	uint64_t due = ~thr->due_inv_max;
+
+	thr->due_inv_max = 0;
+	return due;
+}
+
 void ct_thread_detach(struct ct_thread *thr)
 {
 	struct ct_table *t;
@@ -220,16 +228,6 @@ void ct_thread_online(struct ct_thread *thr)
 static const uint8_t ext_size[] = { 0, sizeof(struct ct_ext_acct),
 				     sizeof(struct ct_ext_tstamp), 0,
 				     sizeof(struct ct_ext_labels) };
-
-size_t ct_conn_ext_off(const struct ct_conn *c, unsigned ext)
-{
-	size_t off = sizeof(struct ct_conn) + ct_proto_by_index(c->proto)->priv_size;
-
-	for (unsigned bit = CT_EXT_ACCT; bit < ext; bit <<= 1)
-		if (c->ext & bit)
-			off += ext_size[bit];
-	return off;
-}
 
 size_t ct_conn_obj_size(uint8_t priv_size, unsigned ext)
 {

@@ -24,6 +24,7 @@
 #include "ctrack/table.h"
 #include "hash.h"
 #include "htab.h"
+#include "proto.h"
 #include "slab.h"
 
 #define CT_MAX_ZONES 65536
@@ -91,6 +92,9 @@ struct ct_thread {
 	uint64_t zone_found, zone_packets;
 	bool in_read_section;
 	bool gc_running;                   /* this thread is inside gc_step */
+	/* ~(earliest expiry this thread's packets gave an entry since the
+	 * last ct_thread_take_next_due): zero means none; owner only */
+	uint64_t due_inv_max;
 };
 
 struct ct_table {
@@ -173,8 +177,19 @@ static inline void ct_read_unlock(struct ct_thread *thr)
 	thr->t->rcu->read_unlock();
 }
 
-/* Offsets of the optional extensions inside an entry. */
-size_t ct_conn_ext_off(const struct ct_conn *c, unsigned ext);
+/* Offsets of the optional extensions inside an entry: after the core and
+ * the protocol's private area, in bit order (acct, tstamp, labels). */
+static inline size_t ct_conn_ext_off(const struct ct_conn *c, unsigned ext)
+{
+	size_t off = sizeof(struct ct_conn) + ct_proto_by_index(c->proto)->priv_size;
+
+	if (ext > CT_EXT_ACCT && (c->ext & CT_EXT_ACCT))
+		off += sizeof(struct ct_ext_acct);
+	if (ext > CT_EXT_TSTAMP && (c->ext & CT_EXT_TSTAMP))
+		off += sizeof(struct ct_ext_tstamp);
+	return off;
+}
+
 size_t ct_conn_obj_size(uint8_t priv_size, unsigned ext);
 
 static inline struct ct_ext_acct *ct_conn_acct(struct ct_conn *c)

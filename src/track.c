@@ -30,11 +30,52 @@
 /* Rows the eviction scan looks at, as the kernel's NF_CT_EVICTION_RANGE. */
 #define CT_EVICTION_RANGE 8
 
+/*
+ * A packet's lookup key.  The reply tuple is not built: for every protocol
+ * but ICMP/ICMPv6 it is the tuple with endpoints and ports swapped, which
+ * the lookup compares in place (htab.h); only ICMP queries, whose reply
+ * type differs, carry their inverse.
+ */
 struct pkt_key {
-	struct ct_tuple key;
-	struct ct_tuple inv;
+	const struct ct_tuple *key;     /* the packet's own tuple */
+	const struct ct_tuple *inv;     /* &icmp_inv, or NULL: swapped */
 	uint64_t hash;
 	bool lookup;      /* a normal lookup applies to this packet */
+	bool same;        /* a burst's packet with the previous one's tuple */
+	bool absent;      /* stage 3 saw the row without the tuple */
+	struct ct_conn *cand;  /* the first entry whose signature matched in
+				* the row (stage 3), or NULL */
+	struct ct_tuple icmp_inv;
+};
+
+/*
+ * What a burst carries from packet to packet.  Its packets are tracked
+ * inside one read-side section, so every entry seen in it stays allocated
+ * until it ends; stages 1-3 of ct_process_burst let a packet skip its
+ * lookup when an earlier look already answered it:
+ *  - conn: the entry the previous packet found or inserted (NULL if it
+ *    left none).  Consecutive packets of one connection are common
+ *    (packet trains, GRO segments; OVS's benchmark sends one tuple 32
+ *    times).  While the entry is not DYING it is in the table, and no
+ *    other live entry holds its tuple (inserts check), so it is what a
+ *    lookup of the same tuple would return; a packet with the same tuple
+ *    takes it, and looks up after all if it finds the entry DYING.
+ *  - stage 3's candidate (pkt_key.cand): the first entry of the row whose
+ *    signature matched; if it holds the tuple, it is what the row scan
+ *    would return, with the same DYING fallback.
+ *  - stage 3's "absent" (pkt_key.absent): the row had no signature match,
+ *    no overflow row, no lock and no next generation.  Until something is
+ *    inserted into that row the tuple cannot be in the table, so the
+ *    lookup is skipped; inserts made by this burst mark their row in
+ *    ins_rows (bit: hash & 63, the same for every generation of at least
+ *    64 rows), and a marked row is looked up.  An entry another thread
+ *    inserts meanwhile is met by the insert's clash check, as when it
+ *    comes just after a lookup.
+ */
+struct burst_ctx {
+	struct ct_conn *conn;
+	enum ct_dir dir;
+	uint64_t ins_rows;
 };
 
 static void set_invalid(struct ct_thread *thr, struct ct_ns *ns,
@@ -93,6 +134,26 @@ static void emit(struct ct_thread *thr, struct ct_conn *c, enum ct_event_type ty
 	ct_event_emit(thr->t, type, what, cause, now, &ci);
 }
 
+/* Remember @due as an expiry this thread gave an entry (created, or
+ * shortened), for ct_thread_take_next_due. */
+static inline void note_due(struct ct_thread *thr, uint64_t due)
+{
+	if (~due > thr->due_inv_max)
+		thr->due_inv_max = ~due;
+}
+
+/*
+ * ct_packet_l4_csum_ok() with its commonest answer first: a UDP checksum
+ * of zero means "none" (checksum.c), whatever else the packet is.
+ */
+static inline bool l4_csum_ok(const struct ct_packet *pkt)
+{
+	if (pkt->tuple.l4 == IPPROTO_UDP && pkt->l4 && pkt->l4_caplen >= 8 &&
+	    (pkt->l4[6] | pkt->l4[7]) == 0)
+		return true;
+	return ct_packet_l4_csum_ok(pkt);
+}
+
 /*
  * now + timeout, saturated: the caller's clock may sit anywhere in its
  * 64-bit range (a damaged capture's timestamps do), and an expiry that
@@ -108,7 +169,7 @@ static inline uint64_t expiry_at(ct_time_ns now, uint64_t timeout_ns)
 }
 
 /* Account a packet to @c (entry lock held). */
-static void account(struct ct_conn *c, const struct ct_packet *pkt,
+static inline __attribute__((always_inline)) void account(struct ct_conn *c, const struct ct_packet *pkt,
 		    enum ct_dir dir, ct_time_ns now)
 {
 	struct ct_ext_acct *a = ct_conn_acct(c);
@@ -306,7 +367,7 @@ static unsigned conn_ext(const struct ct_table *t, const struct ct_settings *set
 
 /* Apply a tracker's answer for an existing entry (lock held).  Returns the
  * events to report; sets *lowered when the expiry got shorter. */
-static uint32_t apply(struct ct_thread *thr, struct ct_conn *c,
+static inline __attribute__((always_inline)) uint32_t apply(struct ct_thread *thr, struct ct_conn *c,
 		      const struct ct_packet *pkt, enum ct_dir dir,
 		      const struct ct_proto_out *out, ct_time_ns now,
 		      bool *lowered)
@@ -317,8 +378,10 @@ static uint32_t apply(struct ct_thread *thr, struct ct_conn *c,
 		uint64_t exp = expiry_at(now, out->timeout_ns);
 
 		account(c, pkt, dir, now);
-		if (exp < c->expires)
+		if (exp < c->expires) {
 			*lowered = true;
+			note_due(thr, exp);
+		}
 		/* atomic: the collector and migration read it unlocked */
 		__atomic_store_n(&c->expires, exp, __ATOMIC_RELAXED);
 	} else {
@@ -326,9 +389,13 @@ static uint32_t apply(struct ct_thread *thr, struct ct_conn *c,
 		if (ts)
 			ts->last_ns = now;
 	}
-	if (out->set_assured && !ct_conn_test_and_set(c, CT_ST_ASSURED))
+	/* bits are only ever set: one already there needs no locked
+	 * read-modify-write to be found set */
+	if (out->set_assured && !(ct_conn_status(c) & CT_ST_ASSURED) &&
+	    !ct_conn_test_and_set(c, CT_ST_ASSURED))
 		what |= CT_EVW_ASSURED;
-	if (dir == CT_DIR_REPLY && !ct_conn_test_and_set(c, CT_ST_SEEN_REPLY))
+	if (dir == CT_DIR_REPLY && !(ct_conn_status(c) & CT_ST_SEEN_REPLY) &&
+	    !ct_conn_test_and_set(c, CT_ST_SEEN_REPLY))
 		what |= CT_EVW_REPLY;
 	return what;
 }
@@ -372,7 +439,7 @@ static void related(struct ct_thread *thr, struct ct_ns *ns,
  */
 static void process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 			const struct pkt_key *k, ct_time_ns now,
-			struct ct_verdict *v)
+			struct ct_verdict *v, struct burst_ctx *bc)
 {
 	struct ct_table *t = thr->t;
 	const struct ct_proto *proto;
@@ -380,12 +447,13 @@ static void process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 	struct ct_proto_ctx ctx;
 	struct ct_proto_out out;
 	struct ct_ns *ns;
-	struct ct_conn *c;
+	struct ct_conn *c, *cached = k->same ? bc->conn : NULL, *cand = k->cand;
 	enum ct_dir dir;
 	uint32_t what;
-	bool lowered;
+	bool lowered, quick;
 	int repeats = 0;
 
+	bc->conn = NULL;
 	memset(v, 0, sizeof(*v));
 	v->zone = pkt->tuple.zone;
 	CT_CTR_INC(thr, packets);
@@ -416,7 +484,7 @@ static void process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 		set_invalid(thr, ns, v, CT_PR_IP_BAD_CSUM);
 		return;
 	}
-	if (set->checksum && !ct_packet_l4_csum_ok(pkt)) {
+	if (set->checksum && !l4_csum_ok(pkt)) {
 		set_invalid_or_error(thr, ns, v, pkt, CT_PR_L4_BAD_CSUM);
 		return;
 	}
@@ -444,11 +512,34 @@ static void process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 	ctx.now = now;
 
 lookup:
-	c = ct_table_find(thr, k->hash, &k->key, &k->inv, &dir);
+	/* the previous packet's entry, or stage 3's candidate when it holds
+	 * the tuple, stand for a lookup (struct burst_ctx, ct_process_burst);
+	 * each is tried once */
+	quick = true;
+	if (cached) {
+		c = cached;
+		dir = bc->dir;
+	} else if (cand && ct_tuple_equal(&cand->tuple, k->key)) {
+		c = cand;
+		dir = CT_DIR_ORIGINAL;
+	} else if (cand && ct_tuple_is_reply(&cand->tuple, k->key, k->inv)) {
+		c = cand;
+		dir = CT_DIR_REPLY;
+	} else if (k->absent && !repeats && !(bc->ins_rows & (1ull << (k->hash & 63)))) {
+		c = NULL;
+		quick = false;
+	} else {
+		c = ct_table_find(thr, k->hash, k->key, k->inv, &dir);
+		quick = false;
+	}
+	cached = NULL;
+	cand = NULL;
 	if (c) {
 		ct_conn_lock(c);
 		if (ct_conn_status(c) & CT_ST_DYING) {
 			ct_conn_unlock(c);
+			if (quick)      /* gone meanwhile: look it up */
+				goto lookup;
 			CT_CTR_INC(thr, search_restart);
 			goto create;
 		}
@@ -466,7 +557,9 @@ lookup:
 		ctx.status = ct_conn_status(c);
 		memset(&out, 0, sizeof(out));
 		proto->packet(c, &ctx, &out);
-		switch (out.verdict) {
+		/* ACCEPT and IGNORE go on below; the rest end here */
+		switch (__builtin_expect(out.verdict > CT_PV_IGNORE, 0) ? out.verdict
+									 : CT_PV_ACCEPT) {
 		case CT_PV_INVALID:
 			/* TCP may shorten a dead connection's timeout on an
 			 * invalid packet (nf_tcp_handle_invalid): lower only */
@@ -475,11 +568,14 @@ lookup:
 				__atomic_store_n(&c->expires, expiry_at(now, out.timeout_ns),
 						 __ATOMIC_RELAXED);
 				lowered = true;
+				note_due(thr, expiry_at(now, out.timeout_ns));
 			}
 			ct_conn_unlock(c);
 			if (lowered)
 				ct_conn_due_lowered(t, c);
 			set_invalid(thr, ns, v, out.reason ? out.reason : CT_PR_TCP_INVALID_STATE);
+			bc->conn = c;
+			bc->dir = dir;
 			return;
 		case CT_PV_REPEAT: {
 			struct ct_conn_info ci;
@@ -533,6 +629,8 @@ lookup:
 		}
 		if (lowered)
 			ct_conn_due_lowered(t, c);
+		bc->conn = c;
+		bc->dir = dir;
 		return;
 	}
 
@@ -555,9 +653,9 @@ create: {
 		CT_CTR_INC(thr, insert_failed);
 		return;
 	}
-	c->tuple = k->key;
+	c->tuple = *k->key;
 	c->hash = (uint32_t)k->hash;
-	c->proto = ct_proto_index(proto);
+	c->proto = ct_proto_l4_index[pkt->tuple.l4];
 	c->ext = (uint8_t)ext;
 	ctx.dir = CT_DIR_ORIGINAL;
 	ctx.is_new = true;
@@ -630,7 +728,7 @@ create: {
 			}
 			h = hh;
 		}
-		res = ct_htab_insert_locked(h, r, c, k->hash, &k->inv,
+		res = ct_htab_insert_locked(h, r, c, k->hash, k->inv,
 					    t->cfg.max_chain, &clash);
 		ct_row_unlock(r);
 		if (res != CT_INS_MOVED)
@@ -672,6 +770,7 @@ create: {
 	 * one is lowered by whoever set it) */
 	ct_due_lower(&h->group_due_inv[(k->hash & h->mask) / CT_GROUP_ROWS],
 		     expiry_at(now, out.timeout_ns));
+	note_due(thr, expiry_at(now, out.timeout_ns));
 	ct_thread_count_add(thr, 1);
 	ct_ns_count_add(ns, 1);
 	CT_CTR_INC(thr, insert);
@@ -696,6 +795,9 @@ create: {
 		if (done)
 			report_destroy(thr, &ci, CT_DESTROY_NS, now);
 	}
+	bc->conn = c;
+	bc->dir = CT_DIR_ORIGINAL;
+	bc->ins_rows |= 1ull << (k->hash & 63);
 	if (thr->count_delta >= 64)
 		ct_thread_fold_count(thr);
 	ct_table_maybe_grow(t);
@@ -704,19 +806,152 @@ create: {
 	}
 }
 
-static void make_key(const struct ct_table *t, const struct ct_packet *pkt,
-		     struct pkt_key *k)
+/*
+ * process_run - packets pkts[0..m) that repeat the tuple of the packet
+ * before them (keys[j].same), whose entry bc->conn is, tracked under one
+ * hold of the entry's lock: what process_one does for each, less what it
+ * would find again (namespace, settings, tracker, the entry, its lock).
+ * Only without an event handler (events are delivered outside the lock,
+ * packet by packet) and for trackers without a classify step.  A packet
+ * whose checksum fails ends the run before it is tracked; INVALID,
+ * DESTROY and REPEAT verdicts are finished here as process_one finishes
+ * them (a REPEAT packet is left to process_one, which looks up again and
+ * creates).  Returns how many packets it tracked.
+ */
+static unsigned process_run(struct ct_thread *thr, const struct ct_packet *const *pkts,
+			    const struct pkt_key *keys, unsigned m, ct_time_ns now,
+			    struct ct_verdict *v, struct burst_ctx *bc)
+{
+	struct ct_table *t = thr->t;
+	struct ct_conn *c = bc->conn;
+	enum ct_dir dir = bc->dir;
+	const struct ct_settings *set;
+	const struct ct_proto *proto;
+	struct ct_ns *ns;
+	bool lowered = false, held = true;
+	unsigned j;
+
+	if (ct_events_on(t))
+		return 0;
+	ns = ct_ns_get(t, pkts[0]->tuple.zone);
+	if (!ns || atomic_load_explicit(&ns->state, memory_order_acquire) != CT_NS_ALIVE)
+		return 0;
+	set = ct_ns_settings(ns);
+	proto = ct_proto_find(pkts[0]->tuple.l4);
+	if (proto->classify)
+		return 0;
+	ct_conn_lock(c);
+	if ((ct_conn_status(c) & CT_ST_DYING) || c->expires <= now) {
+		ct_conn_unlock(c);
+		return 0;
+	}
+	for (j = 0; j < m && keys[j].same; j++) {
+		const struct ct_packet *pkt = pkts[j];
+		struct ct_proto_ctx ctx;
+		struct ct_proto_out out;
+		struct ct_conn_info ci;
+
+		if (set->checksum && (pkt->ip_csum_bad || !l4_csum_ok(pkt)))
+			break;
+		memset(&ctx, 0, sizeof(ctx));
+		ctx.pkt = pkt;
+		ctx.set = set;
+		ctx.now = now;
+		ctx.dir = dir;
+		ctx.status = ct_conn_status(c);
+		memset(&out, 0, sizeof(out));
+		proto->packet(c, &ctx, &out);
+		if (out.verdict == CT_PV_REPEAT) {
+			/* the entry goes; process_one tracks the packet anew */
+			kill(thr, c, CT_DESTROY_REOPEN, &ci);
+			break;
+		}
+		memset(&v[j], 0, sizeof(v[j]));
+		v[j].zone = pkt->tuple.zone;
+		CT_CTR_INC(thr, packets);
+		if (out.verdict == CT_PV_INVALID) {
+			if (out.timeout_ns && expiry_at(now, out.timeout_ns) < c->expires) {
+				__atomic_store_n(&c->expires, expiry_at(now, out.timeout_ns),
+						 __ATOMIC_RELAXED);
+				lowered = true;
+				note_due(thr, expiry_at(now, out.timeout_ns));
+			}
+			set_invalid(thr, ns, &v[j], out.reason ? out.reason : CT_PR_TCP_INVALID_STATE);
+			continue;
+		}
+		if (out.verdict == CT_PV_DESTROY) {
+			account(c, pkt, dir, now);
+			kill(thr, c, CT_DESTROY_PROTOCOL, &ci);
+			v[j].cls = CT_V_ESTABLISHED;
+			v[j].dir = (uint8_t)dir;
+			v[j].l4state = c->l4state;
+			v[j].flags |= CT_VF_DESTROYED;
+			CT_CTR_INC(thr, found);
+			ct_conn_unlock(c);
+			held = false;
+			j++;
+			break;
+		}
+		(void)apply(thr, c, pkt, dir, &out, now, &lowered);
+		v[j].cls = CT_V_ESTABLISHED;
+		v[j].dir = (uint8_t)dir;
+		v[j].l4state = c->l4state;
+		CT_CTR_INC(thr, found);
+		if (out.verdict == CT_PV_IGNORE) {
+			v[j].flags |= CT_VF_IGNORED;
+			CT_CTR_INC(thr, ignored);
+		}
+	}
+	if (held)
+		ct_conn_unlock(c);
+	if (lowered)
+		ct_conn_due_lowered(t, c);
+	/* a DYING entry sends the next packet of the tuple to a lookup */
+	return j;
+}
+
+/*
+ * Fill @k for @pkt; @prev is the previous packet of the burst and its key
+ * (NULL for the first or a single packet): a packet with the same tuple
+ * takes its inverse and is marked `same` (its hash: that of @prev, which
+ * the burst copies once @prev has one).  With @defer, an IPv4 key is left
+ * for the caller to hash and true returned (a burst hashes them four at
+ * a time).
+ */
+static inline __attribute__((always_inline)) bool make_key(const struct ct_table *t,
+							   const struct ct_packet *pkt,
+							   struct pkt_key *k,
+							   const struct pkt_key *prev,
+							   bool defer)
 {
 	k->lookup = false;
+	k->same = false;
+	k->absent = false;
+	k->cand = NULL;
 	if (pkt->kind != CT_PKT_TRACKABLE)
-		return;
+		return false;
 	if (is_icmp(pkt) && ct_icmp_is_error(pkt))
-		return;
-	k->key = pkt->tuple;
-	if (!ct_tuple_invert(&k->key, &k->inv))
-		k->inv = k->key;
-	k->hash = ct_hash_tuple(&t->key, &k->key);
+		return false;
+	k->key = &pkt->tuple;
 	k->lookup = true;
+	if (prev && prev->lookup && ct_tuple_equal(prev->key, &pkt->tuple)) {
+		k->inv = prev->inv ? &k->icmp_inv : NULL;
+		if (prev->inv)
+			k->icmp_inv = prev->icmp_inv;
+		k->same = true;
+		return false;
+	}
+	k->inv = NULL;
+	/* ct_tuple_invert's condition: by protocol, whatever the family */
+	if (pkt->tuple.l4 == IPPROTO_ICMP || pkt->tuple.l4 == IPPROTO_ICMPV6) {
+		if (!ct_tuple_invert(k->key, &k->icmp_inv))
+			k->icmp_inv = *k->key;
+		k->inv = &k->icmp_inv;
+	}
+	if (defer && pkt->tuple.l3 == CT_L3_IPV4)
+		return true;
+	k->hash = ct_hash_tuple(&t->key, k->key);
+	return false;
 }
 
 /*
@@ -736,12 +971,13 @@ int ct_process(struct ct_thread *thr, const struct ct_packet *pkt,
 	       ct_time_ns now, struct ct_verdict *v)
 {
 	struct pkt_key k;
+	struct burst_ctx bc = { 0 };
 
 	if (!thr || !pkt || !v)
 		return -EINVAL;
-	make_key(thr->t, pkt, &k);
+	make_key(thr->t, pkt, &k, NULL, false);
 	ct_read_lock(thr);
-	process_one(thr, pkt, &k, now, v);
+	process_one(thr, pkt, &k, now, v, &bc);
 	end_call(thr, false);
 	ct_read_unlock(thr);
 	return 0;
@@ -751,49 +987,86 @@ int ct_process_burst(struct ct_thread *thr, const struct ct_packet *const *pkts,
 		     unsigned n, ct_time_ns now, struct ct_verdict *v)
 {
 	struct pkt_key keys[CT_BURST_MAX];
+	const struct ct_tuple *q[CT_BURST_MAX];
+	uint64_t qh[CT_BURST_MAX];
+	uint8_t qi[CT_BURST_MAX];
+	unsigned nq = 0;
+	struct burst_ctx bc = { 0 };
 	struct ct_table *t;
 	struct ct_htab *h;
+	bool may_skip;
 
 	if (!thr || (!pkts && n) || (!v && n) || n > CT_BURST_MAX)
 		return -EINVAL;
 	t = thr->t;
-	/* stage 1: hash every key */
+	/* stage 1: every key, then the hashes of the IPv4 ones together (a
+	 * repeated tuple takes the previous packet's hash) */
 	for (unsigned i = 0; i < n; i++)
-		make_key(t, pkts[i], &keys[i]);
+		if (make_key(t, pkts[i], &keys[i], i ? &keys[i - 1] : NULL, true)) {
+			q[nq] = keys[i].key;
+			qi[nq++] = (uint8_t)i;
+		}
+	if (nq)
+		ct_hash_tuple4_many(&t->key, q, nq, qh);
+	for (unsigned j = 0; j < nq; j++)
+		keys[qi[j]].hash = qh[j];
 	ct_read_lock(thr);
 	h = atomic_load_explicit(&t->htab, memory_order_acquire);
+	/* a tuple absent from its row is absent from the table when the row
+	 * has no overflow and no resize is on (struct burst_ctx) */
+	may_skip = h->mask >= 63 &&
+		   !atomic_load_explicit(&h->future, memory_order_acquire);
 	/* stage 2: prefetch every row */
-	for (unsigned i = 0; i < n; i++)
-		if (keys[i].lookup)
+	for (unsigned i = 0; i < n; i++) {
+		if (keys[i].same)
+			keys[i].hash = keys[i - 1].hash;
+		else if (keys[i].lookup)
 			__builtin_prefetch(&h->rows[keys[i].hash & h->mask]);
+	}
 	/* stage 3: prefetch entries whose signature matches */
 	for (unsigned i = 0; i < n; i++) {
 		const struct ct_row *r;
 		uint64_t sig;
+		uintptr_t span;
 
-		if (!keys[i].lookup)
+		if (!keys[i].lookup || keys[i].same)
 			continue;
 		r = &h->rows[keys[i].hash & h->mask];
 		sig = ct_slot_sig(keys[i].hash);
-		for (int s = 0; s < CT_ROW_SLOTS; s++) {
-			uint64_t sl = atomic_load_explicit(&((struct ct_row *)r)->slot[s],
-							   memory_order_relaxed);
+		span = sizeof(struct ct_conn) + sizeof(struct ct_ext_acct) +
+		       ct_proto_find(pkts[i]->tuple.l4)->priv_size;
+		for (unsigned m = ct_row_sig_match(r, keys[i].hash); m; m &= m - 1) {
+			/* acquire: the candidate's tuple is read in stage 4 */
+			uint64_t sl = atomic_load_explicit(&((struct ct_row *)r)->slot[__builtin_ctz(m)],
+							   memory_order_acquire);
 			if (sl && (sl & 0xffff000000000000ull) == sig) {
-				/* an entry with its private area and accounting
-				 * spans up to 192 bytes from an address that is
-				 * not line-aligned: up to four lines, all of
-				 * which the tracker touches */
-				const char *c = (const char *)ct_slot_conn(sl);
-				__builtin_prefetch(c);
-				__builtin_prefetch(c + 64);
-				__builtin_prefetch(c + 128);
-				__builtin_prefetch(c + 191);
+				/* the first match in slot order, as
+				 * ct_htab_find would try it */
+				if (!keys[i].cand)
+					keys[i].cand = ct_slot_conn(sl);
+				/* the lines the tracker will touch: the core,
+				 * the protocol's private area and accounting
+				 * (entries are not line-aligned); a prefetch
+				 * of a line the entry does not reach would
+				 * take a fill buffer from another packet */
+				const uintptr_t c = (uintptr_t)ct_slot_conn(sl);
+				const uintptr_t end = c + span - 1;
+				for (uintptr_t l = c & ~(uintptr_t)63; l <= end; l += 64)
+					__builtin_prefetch((const void *)l);
 			}
 		}
+		keys[i].absent = may_skip && !keys[i].cand &&
+			atomic_load_explicit(&((struct ct_row *)r)->next,
+					     memory_order_relaxed) == 0;
 	}
-	/* stage 4: the trackers, in packet order */
-	for (unsigned i = 0; i < n; i++)
-		process_one(thr, pkts[i], &keys[i], now, &v[i]);
+	/* stage 4: the trackers, in packet order; a run of packets of one
+	 * entry after the first under one hold of its lock */
+	for (unsigned i = 0; i < n;) {
+		process_one(thr, pkts[i], &keys[i], now, &v[i], &bc);
+		i++;
+		if (bc.conn && i < n && keys[i].same)
+			i += process_run(thr, pkts + i, keys + i, n - i, now, v + i, &bc);
+	}
 	end_call(thr, true);
 	ct_read_unlock(thr);
 	if (thr->count_delta >= 64 || thr->count_delta <= -64)

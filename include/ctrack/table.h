@@ -90,6 +90,18 @@ void ct_table_destroy(struct ct_table *t);
 struct ct_thread *ct_thread_attach(struct ct_table *t);
 void ct_thread_detach(struct ct_thread *thr);
 
+/*
+ * ct_thread_take_next_due - the earliest expiry (in the callers' time)
+ * that this thread's packets gave an entry since the previous call - by
+ * creating it or by shortening its timeout - or UINT64_MAX if none; each
+ * call starts afresh.  A caller that runs the collector in its own time,
+ * as a capture replay does, can run it exactly when its clock reaches the
+ * smaller of this and the last ct_gc_result.next_due, with no event
+ * handler installed.  Only the thread that owns @thr may call it; cost:
+ * two plain memory accesses.
+ */
+uint64_t ct_thread_take_next_due(struct ct_thread *thr);
+
 /* QSBR tables: report a quiescent state (no connection pointers held),
  * or go offline / online around a period of not polling.  No-ops for
  * memb tables. */

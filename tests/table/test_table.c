@@ -22,6 +22,8 @@
 #include <string.h>
 
 #include "ctrack/ctrack.h"
+#include "hash.h"
+#include "htab.h"
 
 #define SEC 1000000000ull
 
@@ -499,6 +501,299 @@ static void test_burst_gives_the_same_verdicts_as_single_packets(void **state)
 	teardown_f(b);
 }
 
+static struct ct_packet tcp4(uint32_t src, uint32_t dst, uint16_t sp, uint16_t dp,
+			     uint8_t flags, uint32_t seq, uint32_t ack, uint32_t payload)
+{
+	struct ct_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.kind = CT_PKT_TRACKABLE;
+	p.tuple.l3 = CT_L3_IPV4;
+	p.tuple.l4 = IPPROTO_TCP;
+	p.tuple.src.ip4 = htonl(src);
+	p.tuple.dst.ip4 = htonl(dst);
+	p.tuple.sport = sp;
+	p.tuple.dport = dp;
+	p.l3_len = 40 + payload;
+	p.l4_len = 20 + payload;
+	p.l4_caplen = 20 + payload;
+	p.payload_len = payload;
+	p.ttl = 64;
+	p.u.tcp.seq = seq;
+	p.u.tcp.ack = ack;
+	p.u.tcp.sack_right = ack;
+	p.u.tcp.window = 65535;
+	p.u.tcp.flags = flags;
+	p.u.tcp.hdr_len = 20;
+	return p;
+}
+
+/*
+ * A burst reuses, for a packet with the same tuple as the one before it,
+ * that packet's hash and entry instead of looking up again, and (without
+ * an event handler) tracks a run of such packets under one hold of the
+ * entry's lock.  The entry may end in between (a refused connection's
+ * RST destroys it, a SYN reopens a TIME_WAIT connection as a new entry),
+ * a packet of a run may be INVALID (out of the window), and what follows
+ * must still be what single calls give.  The sequence: a SYN, its
+ * retransmission, the originator's RST (nothing answered: the entry is
+ * destroyed at once), a new SYN on the same tuple (a new entry) and its
+ * retransmission; a whole connection (its SYN-ACK retransmitted: a repeat
+ * in the reply direction) to TIME_WAIT followed at once by a SYN with a
+ * higher sequence number, which replaces it; a third connection with two
+ * data segments from the responder in a row, a segment far outside the
+ * window sent twice, then a valid one.  Every
+ * verdict and the final table (state, status, counters, expiry) must
+ * equal those of one call per packet, with events on and off, and the
+ * sequence must really contain a destruction, a reopening and an INVALID
+ * packet inside a run.
+ */
+struct snap {
+	long n;
+	struct ct_conn_info ci[8];
+};
+
+static int snap_cb(const struct ct_conn_info *ci, void *arg)
+{
+	struct snap *sn = arg;
+
+	if (sn->n < 8)
+		sn->ci[sn->n] = *ci;
+	sn->n++;
+	return 0;
+}
+
+static const struct ct_conn_info *snap_find(const struct snap *sn, uint16_t sport)
+{
+	for (long i = 0; i < sn->n && i < 8; i++)
+		if (sn->ci[i].orig.sport == sport)
+			return &sn->ci[i];
+	return NULL;
+}
+
+static void repeated_tuples(bool events)
+{
+	struct fixture *a = setup_default(), *b = setup_default();
+	const uint32_t c = 0x0a000001, s = 0x0a000002;
+	struct ct_packet pk[24];
+	const struct ct_packet *pp[24];
+	struct ct_verdict vb[24], vs;
+	unsigned n = 0, destroyed = 0, created = 0, oow = 0;
+	struct snap sa = { 0 }, sb = { 0 };
+	const uint8_t SYN = 0x02, RST = 0x04, ACK = 0x10, FIN = 0x01;
+
+	if (!events) {
+		ct_table_set_event_handler(a->t, NULL, NULL);
+		ct_table_set_event_handler(b->t, NULL, NULL);
+	}
+	pk[n++] = tcp4(c, s, 1000, 80, SYN, 100, 0, 0);
+	pk[n++] = tcp4(c, s, 1000, 80, SYN, 100, 0, 0);
+	pk[n++] = tcp4(c, s, 1000, 80, RST, 101, 0, 0);
+	pk[n++] = tcp4(c, s, 1000, 80, SYN, 200, 0, 0);
+	pk[n++] = tcp4(c, s, 1000, 80, SYN, 200, 0, 0);
+	/* a whole connection on another port, then a reopening SYN */
+	pk[n++] = tcp4(c, s, 2000, 80, SYN, 100, 0, 0);
+	pk[n++] = tcp4(s, c, 80, 2000, SYN | ACK, 500, 101, 0);
+	pk[n++] = tcp4(s, c, 80, 2000, SYN | ACK, 500, 101, 0);
+	pk[n++] = tcp4(c, s, 2000, 80, ACK, 101, 501, 0);
+	pk[n++] = tcp4(c, s, 2000, 80, FIN | ACK, 101, 501, 0);
+	pk[n++] = tcp4(s, c, 80, 2000, FIN | ACK, 501, 102, 0);
+	pk[n++] = tcp4(c, s, 2000, 80, ACK, 102, 502, 0);
+	pk[n++] = tcp4(c, s, 2000, 80, SYN, 100000, 0, 0);
+	pk[n++] = tcp4(c, s, 2000, 80, SYN, 100000, 0, 0);
+	/* a third one: data far outside the window, twice, then in it */
+	pk[n++] = tcp4(c, s, 3000, 80, SYN, 100, 0, 0);
+	pk[n++] = tcp4(s, c, 80, 3000, SYN | ACK, 500, 101, 0);
+	pk[n++] = tcp4(c, s, 3000, 80, ACK, 101, 501, 0);
+	pk[n++] = tcp4(s, c, 80, 3000, ACK, 501, 101, 100);
+	pk[n++] = tcp4(s, c, 80, 3000, ACK, 601, 101, 100);
+	pk[n++] = tcp4(c, s, 3000, 80, ACK, 101 + 0x40000000u, 501, 100);
+	pk[n++] = tcp4(c, s, 3000, 80, ACK, 101 + 0x40000000u, 501, 100);
+	pk[n++] = tcp4(c, s, 3000, 80, ACK, 101, 701, 100);
+	for (unsigned i = 0; i < n; i++)
+		pp[i] = &pk[i];
+	assert_int_equal(ct_process_burst(a->thr, pp, n, 1 * SEC, vb), 0);
+	for (unsigned i = 0; i < n; i++) {
+		ct_process(b->thr, &pk[i], 1 * SEC, &vs);
+		assert_int_equal(vb[i].cls, vs.cls);
+		assert_int_equal(vb[i].dir, vs.dir);
+		assert_int_equal(vb[i].flags, vs.flags);
+		assert_int_equal(vb[i].l4state, vs.l4state);
+		assert_int_equal(vb[i].reason, vs.reason);
+		destroyed += !!(vs.flags & CT_VF_DESTROYED);
+		created += !!(vs.flags & CT_VF_CREATED);
+		oow += vs.cls == CT_V_INVALID && vs.reason == CT_PR_TCP_OUT_OF_WINDOW;
+	}
+	/* the RST destroyed the first entry; the reopening SYN created one */
+	assert_int_equal(destroyed, 1);
+	assert_true(pk[2].tuple.sport == 1000 && (vb[2].flags & CT_VF_DESTROYED));
+	assert_true(vb[3].flags & CT_VF_CREATED);
+	assert_true(vb[12].flags & CT_VF_CREATED);
+	assert_int_equal(vb[7].dir, CT_DIR_REPLY);
+	assert_int_equal(created, 5);
+	/* both out-of-window segments, the second inside a run */
+	assert_int_equal(oow, 2);
+	assert_int_equal(vb[18].dir, CT_DIR_REPLY);
+	assert_int_equal(vb[20].cls, CT_V_INVALID);
+	assert_int_equal(vb[21].cls, CT_V_ESTABLISHED);
+	/* the same events in the same order */
+	assert_int_equal(a->log.n, b->log.n);
+	for (int i = 0; i < a->log.n && i < 4096; i++) {
+		assert_int_equal(a->log.ev[i].type, b->log.ev[i].type);
+		assert_int_equal(a->log.ev[i].what, b->log.ev[i].what);
+		assert_int_equal(a->log.ev[i].conn.l4state, b->log.ev[i].conn.l4state);
+	}
+	/* and the same table, entry for entry */
+	ct_table_dump(a->thr, -1, snap_cb, &sa);
+	ct_table_dump(b->thr, -1, snap_cb, &sb);
+	assert_int_equal(sa.n, 3);
+	assert_int_equal(sa.n, sb.n);
+	for (uint16_t sp = 1000; sp <= 3000; sp += 1000) {
+		const struct ct_conn_info *x = snap_find(&sa, sp), *y = snap_find(&sb, sp);
+
+		assert_non_null(x);
+		assert_non_null(y);
+		assert_int_equal(x->l4state, y->l4state);
+		assert_int_equal(x->status, y->status);
+		assert_int_equal(x->expires, y->expires);
+		assert_int_equal(x->packets[0], y->packets[0]);
+		assert_int_equal(x->packets[1], y->packets[1]);
+		assert_int_equal(x->bytes[0], y->bytes[0]);
+		assert_int_equal(x->bytes[1], y->bytes[1]);
+	}
+	teardown_f(a);
+	teardown_f(b);
+}
+
+static void test_burst_with_repeated_tuples_matches_single_packets_across_destroy_and_reopen(void **state)
+{
+	(void)state;
+	repeated_tuples(true);
+}
+
+static void test_burst_runs_without_events_match_single_packets(void **state)
+{
+	(void)state;
+	repeated_tuples(false);
+}
+
+/*
+ * Lookups compare an entry with the packet's tuple swapped in place
+ * instead of building the reply tuple (htab.h).  For every protocol whose
+ * reply tuple is the swap (all but ICMP/ICMPv6), the comparison must say
+ * "equal" exactly when ct_tuple_invert() would produce the entry's tuple:
+ * checked on the true inverse and on copies with any single byte changed.
+ */
+static void test_swapped_comparison_agrees_with_the_inverted_tuple(void **state)
+{
+	static const uint8_t protos[] = { IPPROTO_TCP, IPPROTO_UDP, IPPROTO_SCTP,
+					  IPPROTO_GRE, IPPROTO_UDPLITE, 50 };
+	uint64_t seed = 12345;
+	unsigned equal = 0;
+
+	(void)state;
+	for (unsigned round = 0; round < 200; round++) {
+		struct ct_tuple t, inv;
+		uint8_t *raw = (uint8_t *)&t;
+
+		memset(&t, 0, sizeof(t));
+		for (unsigned i = 0; i < 36; i++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			raw[i] = (uint8_t)(seed >> 56);
+		}
+		t.l3 = round % 2 ? CT_L3_IPV6 : CT_L3_IPV4;
+		t.l4 = protos[round % sizeof(protos)];
+		if (t.l3 == CT_L3_IPV4) {
+			memset(&t.src.ip6[4], 0, 12);
+			memset(&t.dst.ip6[4], 0, 12);
+		}
+		if (round % 7 == 0)
+			t.dport = t.sport;      /* symmetric ports */
+		assert_true(ct_tuple_invert(&t, &inv));
+		assert_true(ct_tuple_equal_swapped(&inv, &t));
+		equal++;
+		for (unsigned i = 0; i < sizeof(inv); i++) {
+			struct ct_tuple x = inv;
+
+			((uint8_t *)&x)[i] ^= (uint8_t)(1u << (i % 8));
+			assert_int_equal(ct_tuple_equal_swapped(&x, &t),
+					 ct_tuple_equal(&x, &inv));
+		}
+	}
+	assert_int_equal(equal, 200);
+}
+
+/*
+ * A burst hashes its IPv4 keys together (four at a time in AVX2 registers
+ * where the CPU has them); single packets hash one by one.  Both must
+ * give the very same value, or a connection created by one path would
+ * not be found by the other.  Random tuples of every kind (ICMP too, whose
+ * canonical form differs), in runs of every length up to 64.
+ */
+static void test_hashing_many_tuples_equals_hashing_each(void **state)
+{
+	static const uint8_t protos[] = { IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP,
+					  IPPROTO_SCTP, IPPROTO_GRE, 50 };
+	struct ct_hash_key key = { 0x0123456789abcdefull, 0xfedcba9876543210ull };
+	struct ct_tuple tu[64];
+	const struct ct_tuple *tp[64];
+	uint64_t out[64], seed = 99;
+
+	(void)state;
+	for (unsigned i = 0; i < 64; i++) {
+		uint8_t *raw = (uint8_t *)&tu[i];
+
+		memset(&tu[i], 0, sizeof(tu[i]));
+		for (unsigned b = 0; b < 40; b++) {
+			seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+			raw[b] = (uint8_t)(seed >> 56);
+		}
+		memset(&tu[i].src.ip6[4], 0, 12);
+		memset(&tu[i].dst.ip6[4], 0, 12);
+		tu[i].l3 = CT_L3_IPV4;
+		tu[i].l4 = protos[i % sizeof(protos)];
+		tp[i] = &tu[i];
+	}
+	for (unsigned n = 1; n <= 64; n++) {
+		ct_hash_tuple4_many(&key, tp, n, out);
+		for (unsigned i = 0; i < n; i++)
+			assert_int_equal(out[i], ct_hash_tuple(&key, &tu[i]));
+	}
+}
+
+/*
+ * ct_thread_take_next_due reports the earliest expiry the thread's packets
+ * gave an entry since the last call: a new UDP entry expires after
+ * udp_timeout (30 s); a refresh that only lengthens the timeout reports
+ * nothing (the collector's bounds already cover the shorter one); a
+ * refresh under a shorter udp_timeout (set to 10 s) shortens the expiry
+ * and is reported; every call starts afresh (UINT64_MAX: nothing).
+ */
+static void test_thread_reports_the_earliest_expiry_it_gave_since_the_last_call(void **state)
+{
+	struct fixture *f = setup_default();
+	struct ct_packet p = udp4(0x0a000001, 0x0a000002, 40000, 53);
+	struct ct_settings set;
+	struct ct_verdict v;
+
+	(void)state;
+	assert_int_equal(ct_thread_take_next_due(f->thr), UINT64_MAX);
+	ct_process(f->thr, &p, 100 * SEC, &v);
+	assert_int_equal(v.cls, CT_V_NEW);
+	assert_int_equal(ct_thread_take_next_due(f->thr), 130 * SEC);
+	assert_int_equal(ct_thread_take_next_due(f->thr), UINT64_MAX);
+	ct_process(f->thr, &p, 101 * SEC, &v);
+	assert_int_equal(v.cls, CT_V_ESTABLISHED);
+	assert_int_equal(ct_thread_take_next_due(f->thr), UINT64_MAX);
+	ct_table_get_settings(f->t, &set);
+	set.udp_timeout = 10;
+	assert_int_equal(ct_ns_set_settings(f->t, 0, &set), 0);
+	ct_process(f->thr, &p, 102 * SEC, &v);
+	assert_int_equal(v.cls, CT_V_ESTABLISHED);
+	assert_int_equal(ct_thread_take_next_due(f->thr), 112 * SEC);
+	teardown_f(f);
+}
+
 static void test_same_tuple_lives_independently_in_two_zones(void **state)
 {
 	struct fixture *f = setup_default();
@@ -650,6 +945,11 @@ int main(void)
 		cmocka_unit_test(test_chain_limit_refuses_and_counts_chaintoolong),
 		cmocka_unit_test(test_online_resize_keeps_every_entry_findable),
 		cmocka_unit_test(test_burst_gives_the_same_verdicts_as_single_packets),
+		cmocka_unit_test(test_swapped_comparison_agrees_with_the_inverted_tuple),
+		cmocka_unit_test(test_hashing_many_tuples_equals_hashing_each),
+		cmocka_unit_test(test_thread_reports_the_earliest_expiry_it_gave_since_the_last_call),
+		cmocka_unit_test(test_burst_with_repeated_tuples_matches_single_packets_across_destroy_and_reopen),
+		cmocka_unit_test(test_burst_runs_without_events_match_single_packets),
 		cmocka_unit_test(test_same_tuple_lives_independently_in_two_zones),
 		cmocka_unit_test(test_batched_teardown_removes_only_the_batch),
 		cmocka_unit_test(test_namespace_maximum_evicts_within_the_namespace),

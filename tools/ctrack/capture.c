@@ -1,6 +1,7 @@
 /*
  * capture.c - classic pcap through libpcap, pcapng through our own block
- * reader, both over a zlib stream (see capture.h for why).
+ * reader, both over a zlib stream (see capture.h for why); a plain pcap
+ * file is handed to libpcap as a FILE of its own instead.
  *
  * The stream layer reads the first bytes to recognise the format and then
  * hands them back, so pipes (standard input) work as well as files.  The
@@ -50,7 +51,8 @@ struct cap_src {
 	uint64_t record;        /* records read so far */
 	uint64_t rec_offset;    /* byte offset of the current record */
 	/* pcap via libpcap */
-	FILE *cookie;
+	FILE *cookie;           /* over the stream layer, or the file itself */
+	bool direct;            /* cookie is a plain FILE over the file */
 	pcap_t *pcap;
 	int pcap_linktype;
 	/* pcapng */
@@ -101,6 +103,24 @@ static ssize_t stream_read(struct cap_src *s, void *buf, size_t n)
 static ssize_t cookie_read(void *c, char *buf, size_t n)
 {
 	return stream_read(c, buf, n);
+}
+
+/* A stdio stream of its own over regular file @fd, from its start, with
+ * a large buffer; NULL if it cannot be had (the caller falls back to the
+ * stream layer). */
+static FILE *direct_file(int fd)
+{
+	int fd2 = dup(fd);
+	FILE *f;
+
+	if (fd2 < 0)
+		return NULL;
+	if (lseek(fd2, 0, SEEK_SET) != 0 || !(f = fdopen(fd2, "rb"))) {
+		close(fd2);
+		return NULL;
+	}
+	setvbuf(f, NULL, _IOFBF, 64 * 1024);
+	return f;
 }
 
 /* ---- helpers ---- */
@@ -232,7 +252,16 @@ int cap_open(const char *path, struct cap_src **out, char *err, unsigned errlen)
 		cookie_io_functions_t io = { .read = cookie_read };
 
 		snprintf(s->fmt, sizeof(s->fmt), "pcap%s", s->gzipped ? ".gz" : "");
-		s->cookie = fopencookie(s, "r", io);
+		/* a plain regular file goes to libpcap as a FILE of its own
+		 * (a second descriptor, rewound): no copy through zlib's
+		 * pass-through and a cookie stream, which cost several times
+		 * what libpcap's own reading does */
+		if (!s->gzipped && !s->is_stdin && s->size > 0)
+			s->cookie = direct_file(fd);
+		if (s->cookie)
+			s->direct = true;
+		else
+			s->cookie = fopencookie(s, "r", io);
 		if (!s->cookie) {
 			snprintf(err, errlen, "cannot read: %s", strerror(errno));
 			cap_close(s);
@@ -525,6 +554,10 @@ const char *cap_format(const struct cap_src *s)
 
 uint64_t cap_bytes_read(const struct cap_src *s)
 {
+	if (s->direct) {
+		off_t o = ftello(s->cookie);
+		return o > 0 ? (uint64_t)o : 0;
+	}
 	return s->consumed;
 }
 

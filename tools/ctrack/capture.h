@@ -7,7 +7,9 @@
  * different link types, and does not tell which interface a packet came
  * in on, which --zone-by interface needs); either of them gzip-compressed;
  * and "-" for standard input.  Decompression is transparent: the input is
- * always read through zlib, which passes plain files through unchanged.
+ * read through zlib, which passes plain files through unchanged - except
+ * a plain pcap file, which libpcap reads itself (the pass-through and the
+ * stream under libpcap cost several times libpcap's own reading).
  */
 #ifndef CTRACK_TOOL_CAPTURE_H
 #define CTRACK_TOOL_CAPTURE_H

@@ -70,12 +70,6 @@ static void on_event(const struct ct_event *ev, void *arg)
 {
 	struct read_state *rs = arg;
 
-	/* a new entry or a state change may bring the next expiry forward:
-	 * the collector runs exactly when capture time reaches it */
-	if (ev->type != CT_EV_DESTROY && ev->conn.expires < next_gc_due)
-		next_gc_due = ev->conn.expires;
-	if (!rs->events)
-		return;
 	if (rs->in_gc) {
 		if (rs->n_gc_ev == rs->cap_gc_ev) {
 			size_t cap = rs->cap_gc_ev ? rs->cap_gc_ev * 2 : 256;
@@ -114,9 +108,12 @@ static void run_gc(struct read_state *rs, ct_time_ns now)
 	rs->in_gc = true;
 	ct_gc_step(rs->thr, now, 0, &r);
 	rs->in_gc = false;
-	/* the bounds are lower bounds, and a timeout shortened without an
-	 * event is caught within a second of capture time at worst */
-	next_gc_due = r.next_due < now + 1000000000ull ? r.next_due : now + 1000000000ull;
+	/* the next pass: when capture time reaches the earliest expiry the
+	 * table's bounds know of (lower bounds, exact after a full pass), or
+	 * an earlier one this thread gives an entry meanwhile (track) - not
+	 * every capture second, so a capture that jumps ahead or stays idle
+	 * costs no passes over an unchanged table */
+	next_gc_due = r.next_due;
 	if (next_gc_due <= now)
 		next_gc_due = now + 1;
 	if (rs->n_gc_ev) {
@@ -141,10 +138,16 @@ static int ensure_zone(struct read_state *rs, uint16_t zone)
 static void track(struct read_state *rs, struct ct_packet *pkt)
 {
 	struct ct_verdict v;
+	uint64_t due;
 
 	if (rs->have_now && rs->now >= next_gc_due)
 		run_gc(rs, rs->now);
 	ct_process(rs->thr, pkt, rs->now, &v);
+	/* a new entry or a shortened timeout may bring the next expiry
+	 * forward: the collector runs exactly when capture time reaches it */
+	due = ct_thread_take_next_due(rs->thr);
+	if (due < next_gc_due)
+		next_gc_due = due;
 }
 
 static void note_bad_link(struct read_state *rs, const char *file, int lt)
@@ -527,7 +530,11 @@ int cmd_read(int argc, char **argv)
 		fprintf(stderr, "ctrack: out of memory\n");
 		return CT_EXIT_INTERNAL;
 	}
-	ct_table_set_event_handler(rs.t, on_event, &rs);
+	/* only to print events: the collector's next run comes from the
+	 * thread's expiries (track), so without -e no entry is copied out
+	 * on every state change */
+	if (rs.events)
+		ct_table_set_event_handler(rs.t, on_event, &rs);
 
 	for (int i = optind; i < argc; i++)
 		read_file(&rs, argv[i]);
