@@ -454,9 +454,12 @@ def _expect_bulk(res):
     p = []
     es = entries(res, "tcp", 8085)
     need(p, len(es) == 2, "expected 2 bulk connections, got %d" % len(es))
+    # A data segment the bridge held back can reach the client after it has
+    # closed; its RST then takes the entry from TIME_WAIT to CLOSE (seen in
+    # CI): both are a finished transfer.
     for e in es:
-        need(p, e["state"] == "TIME_WAIT" and "ASSURED" in e["flags"],
-             "bulk connection not TIME_WAIT/ASSURED: " + e["line"])
+        need(p, e["state"] in ("TIME_WAIT", "CLOSE") and "ASSURED" in e["flags"],
+             "bulk connection not TIME_WAIT/CLOSE and ASSURED: " + e["line"])
     need(p, res.fwd_stats.get("lost", 0) > 0, "the bridge lost nothing: %s" % res.fwd_stats)
     return p
 
