@@ -252,14 +252,11 @@ static void purge(struct ct_defrag *d, ct_time_ns now)
 	}
 }
 
-static struct fq *fq_find(struct ct_defrag *d, const struct fkey *key,
-			  ct_time_ns now)
+/* The live queue of @key in bucket @b, or NULL. */
+static struct fq *fq_lookup(struct ct_defrag *d, struct fq **b,
+			    const struct fkey *key, ct_time_ns now)
 {
-	struct fq **b = &d->buckets[key_hash(d, key) & d->mask];
-	struct fq *fq;
-	int fi = fam_idx(key->l3);
-
-	for (fq = *b; fq; fq = fq->hnext) {
+	for (struct fq *fq = *b; fq; fq = fq->hnext) {
 		if (memcmp(&fq->key, key, sizeof(*key)) != 0)
 			continue;
 		if (fq->expires > now)
@@ -270,6 +267,18 @@ static struct fq *fq_find(struct ct_defrag *d, const struct fkey *key,
 		d->st.timeouts++;
 		break;
 	}
+	return NULL;
+}
+
+static struct fq *fq_find(struct ct_defrag *d, const struct fkey *key,
+			  ct_time_ns now)
+{
+	struct fq **b = &d->buckets[key_hash(d, key) & d->mask];
+	struct fq *fq = fq_lookup(d, b, key, now);
+	int fi = fam_idx(key->l3);
+
+	if (fq)
+		return fq;
 	fq = calloc(1, sizeof(*fq));
 	if (!fq)
 		return NULL;
@@ -646,12 +655,25 @@ static int feed6(struct ct_defrag *d, const struct ct_packet *frag,
 		d->st.evicted++;
 		return 0;
 	}
+	offset = frag->frag_offset;
+	end = offset + frag->l4_len;
+	if (frag->frag_more && (end & 7) && end <= 65535) {
+		/* Not a multiple of 8 and not the last: the kernel finds or
+		 * makes the queue, kills it and lets the fragment through.
+		 * A queue made only to be killed leaves nothing behind, so
+		 * only an existing one is looked for (fragment-spraying
+		 * captures are mostly such fragments; no allocation then). */
+		fq = fq_lookup(d, &d->buckets[key_hash(d, &key) & d->mask],
+			       &key, now);
+		d->st.bad++;
+		if (fq)
+			fq_kill(d, fq);
+		return pass6(frag, out);
+	}
 	fq = fq_find(d, &key, now);
 	if (!fq)
 		return -ENOMEM;
 
-	offset = frag->frag_offset;
-	end = offset + frag->l4_len;
 	if (end > 65535) {
 		d->st.oversize++;
 		return 0;
