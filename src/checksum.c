@@ -25,8 +25,9 @@
  * packets pass.
  *
  * The ones' complement sum reads 8 bytes per step and adds both 32-bit
- * halves into a 64-bit accumulator (no carry handling in the loop; the
- * compiler vectorises it).  CRC32c uses the SSE4.2 instruction when the
+ * halves into a 64-bit accumulator (no carry handling in the loop); from
+ * 128 bytes on, where the CPU has AVX2, 64 bytes per step in four 64-bit
+ * lanes.  CRC32c uses the SSE4.2 instruction when the
  * CPU has it, a table otherwise.
  */
 #include <arpa/inet.h>
@@ -36,12 +37,55 @@
 #include "parse_priv.h"
 
 #if defined(__x86_64__)
+#include <immintrin.h>
 #include <nmmintrin.h>
+#endif
+
+#if defined(__x86_64__)
+/*
+ * 64 bytes a step: the eight 32-bit words of each 32-byte load widened
+ * to 64-bit lanes (interleaving with zero) and added, so no carry is
+ * lost; the four lanes are added up at the end.  Same sum as the scalar
+ * loop below, in about a third of its instructions.
+ */
+__attribute__((target("avx2")))
+static uint64_t csum_avx2(const uint8_t *p, uint32_t len, uint64_t sum,
+			  uint32_t *left)
+{
+	const __m256i zero = _mm256_setzero_si256();
+	__m256i a = zero, b = zero;
+	uint64_t lane[4];
+
+	while (len >= 64) {
+		__m256i v = _mm256_loadu_si256((const __m256i *)(const void *)p);
+		__m256i w = _mm256_loadu_si256((const __m256i *)(const void *)(p + 32));
+
+		a = _mm256_add_epi64(a, _mm256_unpacklo_epi32(v, zero));
+		b = _mm256_add_epi64(b, _mm256_unpackhi_epi32(v, zero));
+		a = _mm256_add_epi64(a, _mm256_unpacklo_epi32(w, zero));
+		b = _mm256_add_epi64(b, _mm256_unpackhi_epi32(w, zero));
+		p += 64;
+		len -= 64;
+	}
+	_mm256_storeu_si256((__m256i *)(void *)lane, _mm256_add_epi64(a, b));
+	*left = len;
+	return sum + lane[0] + lane[1] + lane[2] + lane[3];
+}
 #endif
 
 uint64_t ct_csum_partial(const uint8_t *p, uint32_t len, uint64_t sum)
 {
 	uint64_t a = sum, b = 0;
+
+#if defined(__x86_64__)
+	if (len >= 128 && __builtin_cpu_supports("avx2")) {
+		uint32_t left;
+
+		a = csum_avx2(p, len, a, &left);
+		p += len - left;
+		len = left;
+	}
+#endif
 
 	while (len >= 16) {
 		uint64_t v, w;
