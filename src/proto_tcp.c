@@ -916,7 +916,7 @@ tcp_fast_ack(struct ct_conn *c, const struct ct_proto_ctx *ctx,
 	/* tcp_packet_general's tail: ES -> ES, no event. */
 	p->last_index = CT_TCP_K_ACK;
 	/* tcp_pick_timeout_s for an ACK in ESTABLISHED */
-	state_to = set->tcp_timeouts[CT_TCP_ESTABLISHED - 1];
+	state_to = set->tcp_timeouts[CT_TCP_TO_ESTABLISHED];
 	retrans_to = set->tcp_timeouts[CT_TCP_TO_RETRANS];
 	timeout_s = state_to;
 	if (p->retrans >= set->tcp_max_retrans && state_to > retrans_to)
