@@ -864,7 +864,7 @@ tcp_fast_ack(struct ct_conn *c, const struct ct_proto_ctx *ctx,
 	seq = th->seq;
 	ack = th->ack;
 	sack = ack;
-	if ((p->flags[!d] & CT_TCPF_SACK_PERM) && (th->opts & CT_TCPOPT_SACK) &&
+	if ((th->opts & CT_TCPOPT_SACK) && (p->flags[!d] & CT_TCPF_SACK_PERM) &&
 	    seq_after(th->sack_right, sack))
 		sack = th->sack_right;
 	end = seq + pkt->payload_len;
