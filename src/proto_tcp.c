@@ -676,9 +676,11 @@ static void tcp_invalid(struct ct_proto_out *out, uint8_t reason)
 	out->reason = reason;
 }
 
-/* nf_conntrack_tcp_packet */
-static void tcp_packet(struct ct_conn *c, const struct ct_proto_ctx *ctx,
-		       struct ct_proto_out *out)
+/* nf_conntrack_tcp_packet, every case; tcp_packet() tries the fast path
+ * for the commonest one first. */
+static void tcp_packet_general(struct ct_conn *c,
+			       const struct ct_proto_ctx *ctx,
+			       struct ct_proto_out *out)
 {
 	struct ct_tcp_priv *p = ct_conn_priv(c);
 	const struct ct_packet *pkt = ctx->pkt;
@@ -818,6 +820,132 @@ static void tcp_packet(struct ct_conn *c, const struct ct_proto_ctx *ctx,
 
 	out->verdict = CT_PV_ACCEPT;
 	out->timeout_ns = ct_secs(timeout_s);
+}
+
+/*
+ * tcp_fast_ack - the commonest packet, an ACK (no SYN, FIN or RST) of an
+ * ESTABLISHED connection that has seen a reply, both of whose directions
+ * have window data, lying inside every bound of tcp_in_window().  For
+ * such a packet tcp_packet_general() takes the table's ES -> ES cell, no
+ * special rule, and the accepting branch of every window check; this is
+ * that path with what cannot vary folded away.  It returns false, having
+ * changed nothing, whenever one of those conditions does not hold, and
+ * the general code then decides (a window check that fails may still
+ * pass with BE_LIBERAL or ignore the packet: that is its business).
+ *
+ * What it writes must be exactly what the general path writes - tests
+ * (tests/proto/test_tcp_fast.c) run both over the same segments and
+ * compare the whole private area, state, verdict and timeout.
+ */
+static inline __attribute__((always_inline)) bool
+tcp_fast_ack(struct ct_conn *c, const struct ct_proto_ctx *ctx,
+	     struct ct_proto_out *out)
+{
+	struct ct_tcp_priv *p = ct_conn_priv(c);
+	const struct ct_packet *pkt = ctx->pkt;
+	const struct ct_tcp_info *th = &pkt->u.tcp;
+	const struct ct_settings *set = ctx->set;
+	unsigned d = ctx->dir == CT_DIR_REPLY ? CT_DIR_REPLY : CT_DIR_ORIGINAL;
+	struct ct_tcp_dir *snd = &p->seen[d];
+	struct ct_tcp_dir *rcv = &p->seen[!d];
+	uint32_t seq, ack, sack, end, win, swin, maxackwin;
+	uint32_t state_to, retrans_to, timeout_s;
+
+	/* A new entry has l4state NONE, so is never ESTABLISHED here. */
+	if ((th->flags & (CT_TCP_SYN | CT_TCP_FIN | CT_TCP_RST | CT_TCP_ACK)) !=
+	    CT_TCP_ACK || c->l4state != CT_TCP_ESTABLISHED ||
+	    !(ctx->status & CT_ST_SEEN_REPLY))
+		return false;
+	/* Window data both ways: not the mid-stream pickup of tcp_in_window,
+	 * and check II applies. */
+	if (snd->td_maxwin == 0 || rcv->td_maxwin == 0)
+		return false;
+
+	seq = th->seq;
+	ack = th->ack;
+	sack = ack;
+	if ((th->opts & CT_TCPOPT_SACK) && (p->flags[!d] & CT_TCPF_SACK_PERM) &&
+	    seq_after(th->sack_right, sack))
+		sack = th->sack_right;
+	end = seq + pkt->payload_len;
+	maxackwin = snd->td_maxwin > TCP_MAXACKWIN_MIN ? snd->td_maxwin
+						       : TCP_MAXACKWIN_MIN;
+	/* tcp_in_window's checks I, III, II, IV, all passing. */
+	if (!seq_before(seq, snd->td_maxend + 1) ||
+	    !seq_before(sack, rcv->td_end + 1) ||
+	    !seq_after(end, snd->td_end - rcv->td_maxwin - 1) ||
+	    !seq_after(sack, rcv->td_end - maxackwin - 1))
+		return false;
+
+	/* From here on, tcp_in_window's learning for a non-SYN ACK. */
+	win = (uint32_t)th->window << p->scale[d];
+	swin = win + (sack - ack);
+	if (snd->td_maxwin < swin)
+		snd->td_maxwin = swin;
+	if (seq_after(end, snd->td_end)) {
+		snd->td_end = end;
+		p->flags[d] |= CT_TCPF_DATA_UNACKNOWLEDGED;
+	}
+	if (!(p->flags[d] & CT_TCPF_MAXACK_SET)) {
+		snd->td_maxack = ack;
+		p->flags[d] |= CT_TCPF_MAXACK_SET;
+	} else if (seq_after(ack, snd->td_maxack)) {
+		snd->td_maxack = ack;
+	}
+	if (seq_after(end, snd->td_maxend))
+		rcv->td_maxwin += end - snd->td_maxend;
+	if (seq_after(sack + win, rcv->td_maxend - 1)) {
+		rcv->td_maxend = sack + win;
+		if (win == 0)
+			rcv->td_maxend++;
+	}
+	if (ack == rcv->td_end)
+		p->flags[!d] &= ~CT_TCPF_DATA_UNACKNOWLEDGED;
+	if (p->last_dir == d && p->last_seq == seq && p->last_ack == ack &&
+	    p->last_end == end && p->last_win == th->window) {
+		p->retrans++;
+	} else {
+		p->last_dir = (uint8_t)d;
+		p->last_seq = seq;
+		p->last_ack = ack;
+		p->last_end = end;
+		p->last_win = th->window;
+		p->retrans = 0;
+	}
+
+	/* tcp_packet_general's tail: ES -> ES, no event. */
+	p->last_index = CT_TCP_K_ACK;
+	/* tcp_pick_timeout_s for an ACK in ESTABLISHED */
+	state_to = set->tcp_timeouts[CT_TCP_TO_ESTABLISHED];
+	retrans_to = set->tcp_timeouts[CT_TCP_TO_RETRANS];
+	timeout_s = state_to;
+	if (p->retrans >= set->tcp_max_retrans && state_to > retrans_to)
+		timeout_s = retrans_to;
+	else if (((p->flags[0] | p->flags[1]) & CT_TCPF_DATA_UNACKNOWLEDGED) &&
+		 state_to > set->tcp_timeouts[CT_TCP_TO_UNACK])
+		timeout_s = set->tcp_timeouts[CT_TCP_TO_UNACK];
+	else if (p->last_win == 0 && state_to > retrans_to)
+		timeout_s = retrans_to;
+	/* SEEN_REPLY is set: a picked-up connection answered becomes
+	 * ASSURED with this packet */
+	out->set_assured = !(ctx->status & CT_ST_ASSURED);
+	out->verdict = CT_PV_ACCEPT;
+	out->timeout_ns = ct_secs(timeout_s);
+	return true;
+}
+
+void ct_tcp_packet_general(struct ct_conn *c, const struct ct_proto_ctx *ctx,
+			   struct ct_proto_out *out)
+{
+	tcp_packet_general(c, ctx, out);
+}
+
+static void tcp_packet(struct ct_conn *c, const struct ct_proto_ctx *ctx,
+		       struct ct_proto_out *out)
+{
+	if (__builtin_expect(tcp_fast_ack(c, ctx, out), 1))
+		return;
+	tcp_packet_general(c, ctx, out);
 }
 
 static const char *tcp_state_name(uint8_t state)

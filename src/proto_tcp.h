@@ -100,4 +100,14 @@ _Static_assert(sizeof(struct ct_tcp_priv) <= CT_TCP_PRIV_SIZE,
  * CT_TCP_INVALID or CT_TCP_IGNORE.  Exposed for tests. */
 uint8_t ct_tcp_next_state(unsigned dir, unsigned kind, unsigned state);
 
+struct ct_conn;
+struct ct_proto_ctx;
+struct ct_proto_out;
+
+/* The tracker without its fast path for in-window ACKs of established
+ * connections: ct_proto_tcp.packet() must answer exactly as this does.
+ * Exposed for tests. */
+void ct_tcp_packet_general(struct ct_conn *c, const struct ct_proto_ctx *ctx,
+			   struct ct_proto_out *out);
+
 #endif /* CT_PROTO_TCP_H */

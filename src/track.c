@@ -184,6 +184,29 @@ static inline __attribute__((always_inline)) void account(struct ct_conn *c, con
 }
 
 /*
+ * account() for the hit path, where the caller knows the tracker: the
+ * extensions start right after its private area (ct_conn_ext_off), so
+ * the tracker table need not be read again to find them.
+ */
+static inline __attribute__((always_inline)) void account_priv(struct ct_conn *c,
+		    const struct ct_packet *pkt, enum ct_dir dir, ct_time_ns now,
+		    size_t priv_size)
+{
+	unsigned ext = c->ext;
+	char *x = (char *)c + sizeof(struct ct_conn) + priv_size;
+
+	if (ext & CT_EXT_ACCT) {
+		struct ct_ext_acct *a = (struct ct_ext_acct *)x;
+
+		a->packets[dir]++;
+		a->bytes[dir] += pkt->l3_len;
+		x += sizeof(struct ct_ext_acct);
+	}
+	if (ext & CT_EXT_TSTAMP)
+		((struct ct_ext_tstamp *)x)->last_ns = now;
+}
+
+/*
  * Unlink @c (DYING arbitrates between racing killers) and count it; the
  * copy for the DESTROY event is taken into *ci while the caller still holds
  * whatever keeps the entry stable, and reported later by report_destroy()
@@ -366,18 +389,22 @@ static unsigned conn_ext(const struct ct_table *t, const struct ct_settings *set
 }
 
 /* Apply a tracker's answer for an existing entry (lock held).  Returns the
- * events to report; sets *lowered when the expiry got shorter. */
+ * events to report; sets *lowered when the expiry got shorter.  @status is
+ * the entry's status read under its lock before the tracker ran: ASSURED
+ * and SEEN_REPLY are set only here, under that lock, so it still tells
+ * which of them are set (and were it stale, the test-and-set below would
+ * still report each bit once). */
 static inline __attribute__((always_inline)) uint32_t apply(struct ct_thread *thr, struct ct_conn *c,
 		      const struct ct_packet *pkt, enum ct_dir dir,
 		      const struct ct_proto_out *out, ct_time_ns now,
-		      bool *lowered)
+		      bool *lowered, uint32_t status, size_t priv_size)
 {
 	uint32_t what = out->events;
 
 	if (out->verdict == CT_PV_ACCEPT) {
 		uint64_t exp = expiry_at(now, out->timeout_ns);
 
-		account(c, pkt, dir, now);
+		account_priv(c, pkt, dir, now, priv_size);
 		if (exp < c->expires) {
 			*lowered = true;
 			note_due(thr, exp);
@@ -391,10 +418,10 @@ static inline __attribute__((always_inline)) uint32_t apply(struct ct_thread *th
 	}
 	/* bits are only ever set: one already there needs no locked
 	 * read-modify-write to be found set */
-	if (out->set_assured && !(ct_conn_status(c) & CT_ST_ASSURED) &&
+	if (out->set_assured && !(status & CT_ST_ASSURED) &&
 	    !ct_conn_test_and_set(c, CT_ST_ASSURED))
 		what |= CT_EVW_ASSURED;
-	if (dir == CT_DIR_REPLY && !(ct_conn_status(c) & CT_ST_SEEN_REPLY) &&
+	if (dir == CT_DIR_REPLY && !(status & CT_ST_SEEN_REPLY) &&
 	    !ct_conn_test_and_set(c, CT_ST_SEEN_REPLY))
 		what |= CT_EVW_REPLY;
 	return what;
@@ -536,7 +563,8 @@ lookup:
 	cand = NULL;
 	if (c) {
 		ct_conn_lock(c);
-		if (ct_conn_status(c) & CT_ST_DYING) {
+		ctx.status = ct_conn_status(c);
+		if (ctx.status & CT_ST_DYING) {
 			ct_conn_unlock(c);
 			if (quick)      /* gone meanwhile: look it up */
 				goto lookup;
@@ -554,7 +582,6 @@ lookup:
 		}
 		ctx.dir = dir;
 		ctx.is_new = false;
-		ctx.status = ct_conn_status(c);
 		memset(&out, 0, sizeof(out));
 		proto->packet(c, &ctx, &out);
 		/* ACCEPT and IGNORE go on below; the rest end here */
@@ -610,7 +637,8 @@ lookup:
 			break;
 		}
 		lowered = false;
-		what = apply(thr, c, pkt, dir, &out, now, &lowered);
+		what = apply(thr, c, pkt, dir, &out, now, &lowered, ctx.status,
+			     proto->priv_size);
 		v->cls = CT_V_ESTABLISHED;
 		v->dir = (uint8_t)dir;
 		v->l4state = c->l4state;
@@ -892,7 +920,8 @@ static unsigned process_run(struct ct_thread *thr, const struct ct_packet *const
 			j++;
 			break;
 		}
-		(void)apply(thr, c, pkt, dir, &out, now, &lowered);
+		(void)apply(thr, c, pkt, dir, &out, now, &lowered, ctx.status,
+			    proto->priv_size);
 		v[j].cls = CT_V_ESTABLISHED;
 		v[j].dir = (uint8_t)dir;
 		v[j].l4state = c->l4state;
