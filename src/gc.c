@@ -339,7 +339,12 @@ static uint64_t gc_rows_policy(struct gc_run *g, struct ct_row *rows,
 	return gmin;
 }
 
-/* One group of 64 rows.  Returns false when the slice must end. */
+/*
+ * One group of 64 rows, a sub (8 rows) at a time.  Each sub's bound is
+ * recomputed with the same store-"never"-then-scan-then-lower order as the
+ * group's; under CT_GC_LOCK_DUE a sub whose bound has not passed is
+ * skipped without reading its rows.  Returns false when the slice must end.
+ */
 static bool gc_group(struct gc_run *g, struct ct_htab *h, uint64_t grp,
 		     uint64_t *next_due)
 {
@@ -347,11 +352,14 @@ static bool gc_group(struct gc_run *g, struct ct_htab *h, uint64_t grp,
 	enum ct_gc_lock_policy pol = t->gc.lock;
 	uint64_t first = grp * CT_GROUP_ROWS;
 	uint64_t last = first + CT_GROUP_ROWS;
-	uint64_t gmin;
+	uint64_t gmin = CT_DUE_NEVER, visited = 0;
+	bool summaries = pol == CT_GC_LOCK_DUE && !g->pressure;
+	bool fast = (pol == CT_GC_LOCK_DUE || pol == CT_GC_LOCK_DUE_ROWS) &&
+		    !g->pressure && t->gc.yield != CT_GC_YIELD_EVERY_ROW;
 
 	if (last > h->n_rows)
 		last = h->n_rows;
-	if (pol == CT_GC_LOCK_DUE && !g->pressure) {
+	if (summaries) {
 		uint64_t gd = ct_due_get(&h->group_due_inv[grp]);
 		if (gd > g->now) {
 			g->res->groups_skipped++;
@@ -361,14 +369,32 @@ static bool gc_group(struct gc_run *g, struct ct_htab *h, uint64_t grp,
 		}
 	}
 	ct_due_set(&h->group_due_inv[grp], CT_DUE_NEVER);
-	if ((pol == CT_GC_LOCK_DUE || pol == CT_GC_LOCK_DUE_ROWS) && !g->pressure &&
-	    t->gc.yield != CT_GC_YIELD_EVERY_ROW)
-		gmin = gc_rows_due(g, h->rows, first, last);
-	else
-		gmin = gc_rows_policy(g, h->rows, first, last);
-	if (g->retired)
-		return false;           /* h may be gone: touch nothing */
-	g->res->rows_visited += last - first;
+	for (uint64_t r0 = first; r0 < last; r0 += CT_SUB_ROWS) {
+		_Atomic uint64_t *sd = &h->sub_due_inv[r0 / CT_SUB_ROWS];
+		uint64_t r1 = r0 + CT_SUB_ROWS < last ? r0 + CT_SUB_ROWS : last;
+		uint64_t smin;
+
+		if (summaries) {
+			smin = ct_due_get(sd);
+			if (smin > g->now) {
+				if (smin < gmin)
+					gmin = smin;
+				continue;
+			}
+		}
+		ct_due_set(sd, CT_DUE_NEVER);
+		if (fast)
+			smin = gc_rows_due(g, h->rows, r0, r1);
+		else
+			smin = gc_rows_policy(g, h->rows, r0, r1);
+		if (g->retired)
+			return false;   /* h may be gone: touch nothing */
+		visited += r1 - r0;
+		ct_due_lower(sd, smin);
+		if (smin < gmin)
+			gmin = smin;
+	}
+	g->res->rows_visited += visited;
 	ct_due_lower(&h->group_due_inv[grp], gmin);
 	if (gmin < *next_due)
 		*next_due = gmin;
