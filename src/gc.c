@@ -42,6 +42,10 @@
 #include "table_impl.h"
 
 #define GC_VICTIMS (CT_ROW_SLOTS * 8)
+/* due groups, subs and rows found but not yet worked on (gc_queue_row) */
+#define GC_QUEUE 8
+#define GC_QUEUE_SUBS 4
+#define GC_QUEUE_GROUPS 4
 
 static uint64_t mono_ns(void)
 {
@@ -105,14 +109,30 @@ struct gc_run {
 	struct ct_htab *h;     /* the generation this slice walks */
 	bool retired;          /* h stopped being current at a yield */
 	struct ct_gc_result *res;
+	uint64_t next_due;     /* earliest bound seen this slice */
+	/* due rows whose entries are being prefetched, oldest first, with
+	 * the bounds that summarise them */
+	unsigned q_head, q_n;
+	struct gc_due_row {
+		struct ct_row *row;
+		_Atomic uint64_t *sub, *group;
+	} q[GC_QUEUE];
+	/* due subs whose rows are being prefetched, and due groups whose
+	 * line of sub bounds is (CT_GC_LOCK_DUE without pressure) */
+	unsigned sq_head, sq_n, gq_head, gq_n;
+	uint64_t sq[GC_QUEUE_SUBS], gq[GC_QUEUE_GROUPS];
 };
 
+static void gc_drain(struct gc_run *g);
+
 /* Offer to yield: quiescent state (QSBR) or a fresh read-side section
- * (memb), and the stop check. */
+ * (memb), and the stop check.  Queued rows are collected first: after the
+ * yield their generation may be gone. */
 static void gc_yield(struct gc_run *g)
 {
 	struct ct_table *t = g->t;
 
+	gc_drain(g);
 	if (t->cfg.rcu == CT_RCU_QSBR) {
 		t->rcu->read_quiescent_state();
 	} else {
@@ -278,27 +298,179 @@ again:
 	return ct_due_get(&head->due_inv);
 }
 
+/* Collect the oldest queued row and fold its new bound into the bounds
+ * above it: they were set to "never" before the row's bound was read, and
+ * a lowering after that keeps the store-then-scan order. */
+static void gc_dequeue_row(struct gc_run *g)
+{
+	struct gc_due_row *q = &g->q[g->q_head];
+	uint64_t rd = gc_row(g, q->row);
+
+	ct_due_lower(q->sub, rd);
+	ct_due_lower(q->group, rd);
+	if (rd < g->next_due)
+		g->next_due = rd;
+	g->q_head = (g->q_head + 1) % GC_QUEUE;
+	g->q_n--;
+}
+
+static void gc_dequeue_sub(struct gc_run *g);
+static void gc_dequeue_group(struct gc_run *g);
+
+/* Work off every queue, groups first (they feed the subs, which feed the
+ * rows).  Called before anything that may end the slice or yield (after a
+ * yield the generation may be gone), so that nothing due found by a slice
+ * outlives it. */
+static void gc_drain(struct gc_run *g)
+{
+	while (g->gq_n)
+		gc_dequeue_group(g);
+	while (g->sq_n)
+		gc_dequeue_sub(g);
+	while (g->q_n)
+		gc_dequeue_row(g);
+}
+
 /*
- * The rows [first, last) under the due-time rules, with no yield per row
- * and no early-drop pressure: the loop every busy pass spends its time in
- * (most rows it visits have nothing due), kept down to a load and two
- * compares per row.  Returns the minimum of the rows' new bounds.
+ * Queue due row @r: prefetch the entries its slots point to, and collect
+ * the row only when GC_QUEUE more due rows have been found (or at the
+ * next drain).  Checking a row's entries costs one cache miss per entry
+ * (each expiry is read); found a few rows ahead, those misses overlap
+ * with the work on the rows before it instead of being waited for one by
+ * one.  Rows are collected in the order they were found, so DESTROY
+ * events keep the order of a pass without the queue.
+ */
+static void gc_queue_row(struct gc_run *g, struct ct_row *r,
+			 _Atomic uint64_t *sub, _Atomic uint64_t *group)
+{
+	struct gc_due_row *q;
+
+	for (int k = 0; k < CT_ROW_SLOTS; k++) {
+		uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_relaxed);
+
+		if (s) {
+			/* an entry is 8-aligned, not 64: its core (expiry,
+			 * status, lock: bytes 40..63) may span two lines */
+			const char *c = (const char *)ct_slot_conn(s);
+
+			__builtin_prefetch(c, 1);
+			__builtin_prefetch(c + sizeof(struct ct_conn) - 1, 1);
+		}
+	}
+	if (g->q_n == GC_QUEUE)
+		gc_dequeue_row(g);
+	q = &g->q[(g->q_head + g->q_n) % GC_QUEUE];
+	q->row = r;
+	q->sub = sub;
+	q->group = group;
+	g->q_n++;
+}
+
+/*
+ * The rows [first, last) of one sub under the due-time rules, with no
+ * yield per row and no early-drop pressure: the loop every busy pass
+ * spends its time in, kept down to a load and two compares per row.  Due
+ * rows are queued (their bounds then reach @sub and @group when they are
+ * collected).  Returns the minimum of the other rows' bounds.
  */
 static uint64_t gc_rows_due(struct gc_run *g, struct ct_row *rows,
-			    uint64_t first, uint64_t last)
+			    uint64_t first, uint64_t last,
+			    _Atomic uint64_t *sub, _Atomic uint64_t *group)
 {
 	ct_time_ns now = g->now;
 	uint64_t gmin = CT_DUE_NEVER;
 
+	/* the sub's rows are adjacent lines: ask for all of them at once */
+	for (uint64_t i = first; i < last; i++)
+		__builtin_prefetch(&rows[i], 1);
 	for (uint64_t i = first; i < last; i++) {
 		uint64_t rd = ct_due_get(&rows[i].due_inv);
 
 		if (rd <= now && !ct_row_moved(&rows[i]))
-			rd = gc_row(g, &rows[i]);
-		if (rd < gmin)
+			gc_queue_row(g, &rows[i], sub, group);
+		else if (rd < gmin)
 			gmin = rd;
 	}
 	return gmin;
+}
+
+/*
+ * The pipeline of a CT_GC_LOCK_DUE pass.  A due group is queued with its
+ * line of sub bounds prefetched; when GC_QUEUE_GROUPS more have been
+ * found its due subs are queued with their eight rows prefetched; when
+ * GC_QUEUE_SUBS more subs have been found those rows' bounds are read and
+ * the due rows queued with their entries prefetched (gc_queue_row).  At a
+ * few due entries per million rows and short intervals every level is one
+ * cache miss per due entry; found ahead, the misses overlap.  Each bound
+ * is set to "never" when its level is queued, before anything it
+ * summarises is read, and lowered as its parts are done.
+ */
+static void gc_dequeue_sub(struct gc_run *g)
+{
+	uint64_t sub = g->sq[g->sq_head];
+	uint64_t first = sub * CT_SUB_ROWS, last = first + CT_SUB_ROWS;
+	_Atomic uint64_t *group = &g->h->group_due_inv[sub / CT_GROUP_SUBS];
+	uint64_t smin;
+
+	g->sq_head = (g->sq_head + 1) % GC_QUEUE_SUBS;
+	g->sq_n--;
+	if (last > g->h->n_rows)
+		last = g->h->n_rows;
+	smin = gc_rows_due(g, g->h->rows, first, last, &g->h->sub_due_inv[sub], group);
+	g->res->rows_visited += last - first;
+	ct_due_lower(&g->h->sub_due_inv[sub], smin);
+	ct_due_lower(group, smin);
+	if (smin < g->next_due)
+		g->next_due = smin;
+}
+
+static void gc_queue_sub(struct gc_run *g, uint64_t sub)
+{
+	struct ct_row *rows = g->h->rows;
+	uint64_t first = sub * CT_SUB_ROWS, last = first + CT_SUB_ROWS;
+
+	ct_due_set(&g->h->sub_due_inv[sub], CT_DUE_NEVER);
+	if (last > g->h->n_rows)
+		last = g->h->n_rows;
+	for (uint64_t i = first; i < last; i++)
+		__builtin_prefetch(&rows[i], 1);
+	if (g->sq_n == GC_QUEUE_SUBS)
+		gc_dequeue_sub(g);
+	g->sq[(g->sq_head + g->sq_n) % GC_QUEUE_SUBS] = sub;
+	g->sq_n++;
+}
+
+static void gc_dequeue_group(struct gc_run *g)
+{
+	uint64_t grp = g->gq[g->gq_head];
+	uint64_t s0 = grp * CT_GROUP_SUBS, s1 = s0 + CT_GROUP_SUBS;
+	uint64_t gmin = CT_DUE_NEVER;
+
+	g->gq_head = (g->gq_head + 1) % GC_QUEUE_GROUPS;
+	g->gq_n--;
+	if (s1 * CT_SUB_ROWS > g->h->n_rows)
+		s1 = (g->h->n_rows + CT_SUB_ROWS - 1) / CT_SUB_ROWS;
+	for (uint64_t sub = s0; sub < s1; sub++) {
+		uint64_t sd = ct_due_get(&g->h->sub_due_inv[sub]);
+
+		if (sd <= g->now)
+			gc_queue_sub(g, sub);
+		else if (sd < gmin)
+			gmin = sd;
+	}
+	ct_due_lower(&g->h->group_due_inv[grp], gmin);
+	if (gmin < g->next_due)
+		g->next_due = gmin;
+}
+
+static void gc_queue_group(struct gc_run *g, uint64_t grp)
+{
+	ct_due_set(&g->h->group_due_inv[grp], CT_DUE_NEVER);
+	__builtin_prefetch(&g->h->sub_due_inv[grp * CT_GROUP_SUBS], 1);
+	if (g->gq_n == GC_QUEUE_GROUPS)
+		gc_dequeue_group(g);
+	g->gq[(g->gq_head + g->gq_n) % GC_QUEUE_GROUPS] = grp;
+	g->gq_n++;
 }
 
 /* The same for every other case: the naive lock policies, early-drop
@@ -367,6 +539,11 @@ static bool gc_group(struct gc_run *g, struct ct_htab *h, uint64_t grp,
 				*next_due = gd;
 			return true;
 		}
+		if (fast) {
+			/* the pipeline; one clock read per 8 due groups */
+			gc_queue_group(g, grp);
+			return gc_after_rows(g, CT_SUB_ROWS);
+		}
 	}
 	ct_due_set(&h->group_due_inv[grp], CT_DUE_NEVER);
 	for (uint64_t r0 = first; r0 < last; r0 += CT_SUB_ROWS) {
@@ -384,7 +561,8 @@ static bool gc_group(struct gc_run *g, struct ct_htab *h, uint64_t grp,
 		}
 		ct_due_set(sd, CT_DUE_NEVER);
 		if (fast)
-			smin = gc_rows_due(g, h->rows, r0, r1);
+			smin = gc_rows_due(g, h->rows, r0, r1, sd,
+					   &h->group_due_inv[grp]);
 		else
 			smin = gc_rows_policy(g, h->rows, r0, r1);
 		if (g->retired)
@@ -439,6 +617,7 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 	g.res = res;
 	g.deadline = budget_ns ? start + budget_ns : 0;
 	g.last_yield = start;
+	g.next_due = CT_DUE_NEVER;
 	ct_thread_fold_count(thr);
 	count = atomic_load(&t->count);
 	max95 = __atomic_load_n(&t->max95, __ATOMIC_RELAXED);
@@ -476,7 +655,6 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 			if (grp >= h->n_groups) {
 				grp = 0;
 				res->pass_done = true;
-				atomic_fetch_add(&t->gc_passes, 1);
 				break;
 			}
 			if (grp > s0 && (grp & 1023) == 0 && g.deadline && mono_ns() >= g.deadline)
@@ -492,7 +670,6 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 		if (grp >= h->n_groups) {
 			grp = 0;
 			res->pass_done = true;
-			atomic_fetch_add(&t->gc_passes, 1);
 			break;
 		}
 		if (!go_on || g.stopped)
@@ -501,6 +678,13 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 		if (g.deadline && (grp & 15) == 0 && mono_ns() >= g.deadline)
 			break;
 	}
+	/* a pass is done only once the rows it found due are collected */
+	if (!g.retired)
+		gc_drain(&g);
+	if (g.next_due < next_due)
+		next_due = g.next_due;
+	if (res->pass_done)
+		atomic_fetch_add(&t->gc_passes, 1);
 	t->gc_cursor = grp;
 	ct_thread_flush_frees(thr);
 	t->rcu->read_unlock();
