@@ -43,7 +43,9 @@
 
 #define GC_VICTIMS (CT_ROW_SLOTS * 8)
 /* due groups, subs and rows found but not yet worked on (gc_queue_row) */
+#ifndef GC_QUEUE
 #define GC_QUEUE 8
+#endif
 #define GC_QUEUE_SUBS 4
 #define GC_QUEUE_GROUPS 4
 
@@ -121,7 +123,32 @@ struct gc_run {
 	 * line of sub bounds is (CT_GC_LOCK_DUE without pressure) */
 	unsigned sq_head, sq_n, gq_head, gq_n;
 	uint64_t sq[GC_QUEUE_SUBS], gq[GC_QUEUE_GROUPS];
+	/* removals not yet credited to their namespace (gc_ns_flush) */
+	struct ct_ns *ns;
+	uint64_t ns_expired, ns_early;
 };
+
+/*
+ * Credit the namespace of the last removals with them: one atomic add per
+ * counter per run of removals from one namespace, instead of per entry.
+ * The namespace stays allocated meanwhile: each removed entry holds a
+ * reference until its batch is freed, a grace period after it was queued,
+ * and gc_yield() flushes before it offers a quiescent state.
+ */
+static void gc_ns_flush(struct gc_run *g)
+{
+	struct ct_ns *ns = g->ns;
+
+	if (!ns)
+		return;
+	if (g->ns_expired)
+		CT_NS_CTR(ns, expired, g->ns_expired);
+	if (g->ns_early)
+		CT_NS_CTR(ns, early_drop, g->ns_early);
+	ct_ns_count_add(ns, -(int64_t)(g->ns_expired + g->ns_early));
+	g->ns = NULL;
+	g->ns_expired = g->ns_early = 0;
+}
 
 static void gc_drain(struct gc_run *g);
 
@@ -279,17 +306,20 @@ again:
 			}
 			ct_event_emit(t, CT_EV_DESTROY, CT_EVW_DESTROY, cause, g->now, ci);
 		}
+		if (ns != g->ns) {
+			gc_ns_flush(g);
+			g->ns = ns;
+		}
+		/* each removal is counted once, under one cause (stats.h),
+		 * as track.c's early_drop() does */
 		if (early[i]) {
-			/* each removal is counted once, under one cause
-			 * (stats.h), as track.c's early_drop() does */
 			CT_CTR_INC(thr, early_drop);
-			CT_NS_CTR(ns, early_drop, 1);
+			g->ns_early++;
 		} else {
 			CT_CTR_INC(thr, expired);
-			CT_NS_CTR(ns, expired, 1);
+			g->ns_expired++;
 		}
 		ct_thread_count_add(thr, -1);
-		ct_ns_count_add(ns, -1);
 		ct_table_queue_free(thr, c);
 	}
 	g->res->expired += n;
@@ -329,6 +359,7 @@ static void gc_drain(struct gc_run *g)
 		gc_dequeue_sub(g);
 	while (g->q_n)
 		gc_dequeue_row(g);
+	gc_ns_flush(g);
 }
 
 /*
@@ -681,6 +712,7 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 	/* a pass is done only once the rows it found due are collected */
 	if (!g.retired)
 		gc_drain(&g);
+	gc_ns_flush(&g);
 	if (g.next_due < next_due)
 		next_due = g.next_due;
 	if (res->pass_done)
