@@ -9,10 +9,17 @@
  *     RCU quiescent state and a stop check), but only when a cheap clock,
  *     read once per 64 rows, says a millisecond has passed.
  *  2. pf's purge thread locked only non-empty rows.  Here every row keeps
- *     a lower bound of its earliest expiry and every 64 rows a bound over
- *     theirs: a pass reads one word per 64 idle rows and locks a row only
- *     when something in it is due.  Idle cost follows the table's size
- *     divided by 64; busy cost follows the number of expirations.
+ *     a lower bound of its earliest expiry, every 8 rows (a sub) a bound
+ *     over theirs and every 64 rows (a group) one over its 8 subs: a pass
+ *     reads one word per 64 idle rows, one line of sub bounds per due
+ *     group, the 8 rows of a due sub, and locks a row only when something
+ *     in it is due.  Idle cost follows the table's size divided by 64;
+ *     busy cost follows the number of expirations.
+ *  A busy pass is a cache-miss chain: group word, sub line, rows, each
+ *  row's entries.  It is pipelined (gc_queue_group and below): what is
+ *  found due is queued with the next level prefetched and worked on a few
+ *  finds later, so that the misses of several due entries overlap.  The
+ *  queues are emptied before every yield and at the end of a slice.
  *  3. Scheduling follows the work: the collector thread sleeps until the
  *     earliest due time seen, within [min_interval, max_interval].
  * The naive policies (lock every row, lock non-empty rows, yield at every
