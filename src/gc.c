@@ -9,10 +9,17 @@
  *     RCU quiescent state and a stop check), but only when a cheap clock,
  *     read once per 64 rows, says a millisecond has passed.
  *  2. pf's purge thread locked only non-empty rows.  Here every row keeps
- *     a lower bound of its earliest expiry and every 64 rows a bound over
- *     theirs: a pass reads one word per 64 idle rows and locks a row only
- *     when something in it is due.  Idle cost follows the table's size
- *     divided by 64; busy cost follows the number of expirations.
+ *     a lower bound of its earliest expiry, every 8 rows (a sub) a bound
+ *     over theirs and every 64 rows (a group) one over its 8 subs: a pass
+ *     reads one word per 64 idle rows, one line of sub bounds per due
+ *     group, the 8 rows of a due sub, and locks a row only when something
+ *     in it is due.  Idle cost follows the table's size divided by 64;
+ *     busy cost follows the number of expirations.
+ *  A busy pass is a cache-miss chain: group word, sub line, rows, each
+ *  row's entries.  It is pipelined (gc_queue_group and below): what is
+ *  found due is queued with the next level prefetched and worked on a few
+ *  finds later, so that the misses of several due entries overlap.  The
+ *  queues are emptied before every yield and at the end of a slice.
  *  3. Scheduling follows the work: the collector thread sleeps until the
  *     earliest due time seen, within [min_interval, max_interval].
  * The naive policies (lock every row, lock non-empty rows, yield at every
@@ -42,6 +49,12 @@
 #include "table_impl.h"
 
 #define GC_VICTIMS (CT_ROW_SLOTS * 8)
+/* due groups, subs and rows found but not yet worked on (gc_queue_row) */
+#ifndef GC_QUEUE
+#define GC_QUEUE 8
+#endif
+#define GC_QUEUE_SUBS 4
+#define GC_QUEUE_GROUPS 4
 
 static uint64_t mono_ns(void)
 {
@@ -105,14 +118,55 @@ struct gc_run {
 	struct ct_htab *h;     /* the generation this slice walks */
 	bool retired;          /* h stopped being current at a yield */
 	struct ct_gc_result *res;
+	uint64_t next_due;     /* earliest bound seen this slice */
+	/* due rows whose entries are being prefetched, oldest first, with
+	 * the bounds that summarise them */
+	unsigned q_head, q_n;
+	struct gc_due_row {
+		struct ct_row *row;
+		_Atomic uint64_t *sub, *group;
+	} q[GC_QUEUE];
+	/* due subs whose rows are being prefetched, and due groups whose
+	 * line of sub bounds is (CT_GC_LOCK_DUE without pressure) */
+	unsigned sq_head, sq_n, gq_head, gq_n;
+	uint64_t sq[GC_QUEUE_SUBS], gq[GC_QUEUE_GROUPS];
+	/* removals not yet credited to their namespace (gc_ns_flush) */
+	struct ct_ns *ns;
+	uint64_t ns_expired, ns_early;
 };
 
+/*
+ * Credit the namespace of the last removals with them: one atomic add per
+ * counter per run of removals from one namespace, instead of per entry.
+ * The namespace stays allocated meanwhile: each removed entry holds a
+ * reference until its batch is freed, a grace period after it was queued,
+ * and gc_yield() flushes before it offers a quiescent state.
+ */
+static void gc_ns_flush(struct gc_run *g)
+{
+	struct ct_ns *ns = g->ns;
+
+	if (!ns)
+		return;
+	if (g->ns_expired)
+		CT_NS_CTR(ns, expired, g->ns_expired);
+	if (g->ns_early)
+		CT_NS_CTR(ns, early_drop, g->ns_early);
+	ct_ns_count_add(ns, -(int64_t)(g->ns_expired + g->ns_early));
+	g->ns = NULL;
+	g->ns_expired = g->ns_early = 0;
+}
+
+static void gc_drain(struct gc_run *g);
+
 /* Offer to yield: quiescent state (QSBR) or a fresh read-side section
- * (memb), and the stop check. */
+ * (memb), and the stop check.  Queued rows are collected first: after the
+ * yield their generation may be gone. */
 static void gc_yield(struct gc_run *g)
 {
 	struct ct_table *t = g->t;
 
+	gc_drain(g);
 	if (t->cfg.rcu == CT_RCU_QSBR) {
 		t->rcu->read_quiescent_state();
 	} else {
@@ -259,17 +313,20 @@ again:
 			}
 			ct_event_emit(t, CT_EV_DESTROY, CT_EVW_DESTROY, cause, g->now, ci);
 		}
+		if (ns != g->ns) {
+			gc_ns_flush(g);
+			g->ns = ns;
+		}
+		/* each removal is counted once, under one cause (stats.h),
+		 * as track.c's early_drop() does */
 		if (early[i]) {
-			/* each removal is counted once, under one cause
-			 * (stats.h), as track.c's early_drop() does */
 			CT_CTR_INC(thr, early_drop);
-			CT_NS_CTR(ns, early_drop, 1);
+			g->ns_early++;
 		} else {
 			CT_CTR_INC(thr, expired);
-			CT_NS_CTR(ns, expired, 1);
+			g->ns_expired++;
 		}
 		ct_thread_count_add(thr, -1);
-		ct_ns_count_add(ns, -1);
 		ct_table_queue_free(thr, c);
 	}
 	g->res->expired += n;
@@ -278,27 +335,180 @@ again:
 	return ct_due_get(&head->due_inv);
 }
 
+/* Collect the oldest queued row and fold its new bound into the bounds
+ * above it: they were set to "never" before the row's bound was read, and
+ * a lowering after that keeps the store-then-scan order. */
+static void gc_dequeue_row(struct gc_run *g)
+{
+	struct gc_due_row *q = &g->q[g->q_head];
+	uint64_t rd = gc_row(g, q->row);
+
+	ct_due_lower(q->sub, rd);
+	ct_due_lower(q->group, rd);
+	if (rd < g->next_due)
+		g->next_due = rd;
+	g->q_head = (g->q_head + 1) % GC_QUEUE;
+	g->q_n--;
+}
+
+static void gc_dequeue_sub(struct gc_run *g);
+static void gc_dequeue_group(struct gc_run *g);
+
+/* Work off every queue, groups first (they feed the subs, which feed the
+ * rows).  Called before anything that may end the slice or yield (after a
+ * yield the generation may be gone), so that nothing due found by a slice
+ * outlives it. */
+static void gc_drain(struct gc_run *g)
+{
+	while (g->gq_n)
+		gc_dequeue_group(g);
+	while (g->sq_n)
+		gc_dequeue_sub(g);
+	while (g->q_n)
+		gc_dequeue_row(g);
+	gc_ns_flush(g);
+}
+
 /*
- * The rows [first, last) under the due-time rules, with no yield per row
- * and no early-drop pressure: the loop every busy pass spends its time in
- * (most rows it visits have nothing due), kept down to a load and two
- * compares per row.  Returns the minimum of the rows' new bounds.
+ * Queue due row @r: prefetch the entries its slots point to, and collect
+ * the row only when GC_QUEUE more due rows have been found (or at the
+ * next drain).  Checking a row's entries costs one cache miss per entry
+ * (each expiry is read); found a few rows ahead, those misses overlap
+ * with the work on the rows before it instead of being waited for one by
+ * one.  Rows are collected in the order they were found, so DESTROY
+ * events keep the order of a pass without the queue.
+ */
+static void gc_queue_row(struct gc_run *g, struct ct_row *r,
+			 _Atomic uint64_t *sub, _Atomic uint64_t *group)
+{
+	struct gc_due_row *q;
+
+	for (int k = 0; k < CT_ROW_SLOTS; k++) {
+		uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_relaxed);
+
+		if (s) {
+			/* an entry is 8-aligned, not 64: its core (expiry,
+			 * status, lock: bytes 40..63) may span two lines */
+			const char *c = (const char *)ct_slot_conn(s);
+
+			__builtin_prefetch(c, 1);
+			__builtin_prefetch(c + sizeof(struct ct_conn) - 1, 1);
+		}
+	}
+	if (g->q_n == GC_QUEUE)
+		gc_dequeue_row(g);
+	q = &g->q[(g->q_head + g->q_n) % GC_QUEUE];
+	q->row = r;
+	q->sub = sub;
+	q->group = group;
+	g->q_n++;
+}
+
+/*
+ * The rows [first, last) of one sub under the due-time rules, with no
+ * yield per row and no early-drop pressure: the loop every busy pass
+ * spends its time in, kept down to a load and two compares per row.  Due
+ * rows are queued (their bounds then reach @sub and @group when they are
+ * collected).  Returns the minimum of the other rows' bounds.
  */
 static uint64_t gc_rows_due(struct gc_run *g, struct ct_row *rows,
-			    uint64_t first, uint64_t last)
+			    uint64_t first, uint64_t last,
+			    _Atomic uint64_t *sub, _Atomic uint64_t *group)
 {
 	ct_time_ns now = g->now;
 	uint64_t gmin = CT_DUE_NEVER;
 
+	/* the sub's rows are adjacent lines: ask for all of them at once */
+	for (uint64_t i = first; i < last; i++)
+		__builtin_prefetch(&rows[i], 1);
 	for (uint64_t i = first; i < last; i++) {
 		uint64_t rd = ct_due_get(&rows[i].due_inv);
 
 		if (rd <= now && !ct_row_moved(&rows[i]))
-			rd = gc_row(g, &rows[i]);
-		if (rd < gmin)
+			gc_queue_row(g, &rows[i], sub, group);
+		else if (rd < gmin)
 			gmin = rd;
 	}
 	return gmin;
+}
+
+/*
+ * The pipeline of a CT_GC_LOCK_DUE pass.  A due group is queued with its
+ * line of sub bounds prefetched; when GC_QUEUE_GROUPS more have been
+ * found its due subs are queued with their eight rows prefetched; when
+ * GC_QUEUE_SUBS more subs have been found those rows' bounds are read and
+ * the due rows queued with their entries prefetched (gc_queue_row).  At a
+ * few due entries per million rows and short intervals every level is one
+ * cache miss per due entry; found ahead, the misses overlap.  Each bound
+ * is set to "never" when its level is queued, before anything it
+ * summarises is read, and lowered as its parts are done.
+ */
+static void gc_dequeue_sub(struct gc_run *g)
+{
+	uint64_t sub = g->sq[g->sq_head];
+	uint64_t first = sub * CT_SUB_ROWS, last = first + CT_SUB_ROWS;
+	_Atomic uint64_t *group = &g->h->group_due_inv[sub / CT_GROUP_SUBS];
+	uint64_t smin;
+
+	g->sq_head = (g->sq_head + 1) % GC_QUEUE_SUBS;
+	g->sq_n--;
+	if (last > g->h->n_rows)
+		last = g->h->n_rows;
+	smin = gc_rows_due(g, g->h->rows, first, last, &g->h->sub_due_inv[sub], group);
+	g->res->rows_visited += last - first;
+	ct_due_lower(&g->h->sub_due_inv[sub], smin);
+	ct_due_lower(group, smin);
+	if (smin < g->next_due)
+		g->next_due = smin;
+}
+
+static void gc_queue_sub(struct gc_run *g, uint64_t sub)
+{
+	struct ct_row *rows = g->h->rows;
+	uint64_t first = sub * CT_SUB_ROWS, last = first + CT_SUB_ROWS;
+
+	ct_due_set(&g->h->sub_due_inv[sub], CT_DUE_NEVER);
+	if (last > g->h->n_rows)
+		last = g->h->n_rows;
+	for (uint64_t i = first; i < last; i++)
+		__builtin_prefetch(&rows[i], 1);
+	if (g->sq_n == GC_QUEUE_SUBS)
+		gc_dequeue_sub(g);
+	g->sq[(g->sq_head + g->sq_n) % GC_QUEUE_SUBS] = sub;
+	g->sq_n++;
+}
+
+static void gc_dequeue_group(struct gc_run *g)
+{
+	uint64_t grp = g->gq[g->gq_head];
+	uint64_t s0 = grp * CT_GROUP_SUBS, s1 = s0 + CT_GROUP_SUBS;
+	uint64_t gmin = CT_DUE_NEVER;
+
+	g->gq_head = (g->gq_head + 1) % GC_QUEUE_GROUPS;
+	g->gq_n--;
+	if (s1 * CT_SUB_ROWS > g->h->n_rows)
+		s1 = (g->h->n_rows + CT_SUB_ROWS - 1) / CT_SUB_ROWS;
+	for (uint64_t sub = s0; sub < s1; sub++) {
+		uint64_t sd = ct_due_get(&g->h->sub_due_inv[sub]);
+
+		if (sd <= g->now)
+			gc_queue_sub(g, sub);
+		else if (sd < gmin)
+			gmin = sd;
+	}
+	ct_due_lower(&g->h->group_due_inv[grp], gmin);
+	if (gmin < g->next_due)
+		g->next_due = gmin;
+}
+
+static void gc_queue_group(struct gc_run *g, uint64_t grp)
+{
+	ct_due_set(&g->h->group_due_inv[grp], CT_DUE_NEVER);
+	__builtin_prefetch(&g->h->sub_due_inv[grp * CT_GROUP_SUBS], 1);
+	if (g->gq_n == GC_QUEUE_GROUPS)
+		gc_dequeue_group(g);
+	g->gq[(g->gq_head + g->gq_n) % GC_QUEUE_GROUPS] = grp;
+	g->gq_n++;
 }
 
 /* The same for every other case: the naive lock policies, early-drop
@@ -339,7 +549,12 @@ static uint64_t gc_rows_policy(struct gc_run *g, struct ct_row *rows,
 	return gmin;
 }
 
-/* One group of 64 rows.  Returns false when the slice must end. */
+/*
+ * One group of 64 rows, a sub (8 rows) at a time.  Each sub's bound is
+ * recomputed with the same store-"never"-then-scan-then-lower order as the
+ * group's; under CT_GC_LOCK_DUE a sub whose bound has not passed is
+ * skipped without reading its rows.  Returns false when the slice must end.
+ */
 static bool gc_group(struct gc_run *g, struct ct_htab *h, uint64_t grp,
 		     uint64_t *next_due)
 {
@@ -347,11 +562,14 @@ static bool gc_group(struct gc_run *g, struct ct_htab *h, uint64_t grp,
 	enum ct_gc_lock_policy pol = t->gc.lock;
 	uint64_t first = grp * CT_GROUP_ROWS;
 	uint64_t last = first + CT_GROUP_ROWS;
-	uint64_t gmin;
+	uint64_t gmin = CT_DUE_NEVER, visited = 0;
+	bool summaries = pol == CT_GC_LOCK_DUE && !g->pressure;
+	bool fast = (pol == CT_GC_LOCK_DUE || pol == CT_GC_LOCK_DUE_ROWS) &&
+		    !g->pressure && t->gc.yield != CT_GC_YIELD_EVERY_ROW;
 
 	if (last > h->n_rows)
 		last = h->n_rows;
-	if (pol == CT_GC_LOCK_DUE && !g->pressure) {
+	if (summaries) {
 		uint64_t gd = ct_due_get(&h->group_due_inv[grp]);
 		if (gd > g->now) {
 			g->res->groups_skipped++;
@@ -359,16 +577,40 @@ static bool gc_group(struct gc_run *g, struct ct_htab *h, uint64_t grp,
 				*next_due = gd;
 			return true;
 		}
+		if (fast) {
+			/* the pipeline; one clock read per 8 due groups */
+			gc_queue_group(g, grp);
+			return gc_after_rows(g, CT_SUB_ROWS);
+		}
 	}
 	ct_due_set(&h->group_due_inv[grp], CT_DUE_NEVER);
-	if ((pol == CT_GC_LOCK_DUE || pol == CT_GC_LOCK_DUE_ROWS) && !g->pressure &&
-	    t->gc.yield != CT_GC_YIELD_EVERY_ROW)
-		gmin = gc_rows_due(g, h->rows, first, last);
-	else
-		gmin = gc_rows_policy(g, h->rows, first, last);
-	if (g->retired)
-		return false;           /* h may be gone: touch nothing */
-	g->res->rows_visited += last - first;
+	for (uint64_t r0 = first; r0 < last; r0 += CT_SUB_ROWS) {
+		_Atomic uint64_t *sd = &h->sub_due_inv[r0 / CT_SUB_ROWS];
+		uint64_t r1 = r0 + CT_SUB_ROWS < last ? r0 + CT_SUB_ROWS : last;
+		uint64_t smin;
+
+		if (summaries) {
+			smin = ct_due_get(sd);
+			if (smin > g->now) {
+				if (smin < gmin)
+					gmin = smin;
+				continue;
+			}
+		}
+		ct_due_set(sd, CT_DUE_NEVER);
+		if (fast)
+			smin = gc_rows_due(g, h->rows, r0, r1, sd,
+					   &h->group_due_inv[grp]);
+		else
+			smin = gc_rows_policy(g, h->rows, r0, r1);
+		if (g->retired)
+			return false;   /* h may be gone: touch nothing */
+		visited += r1 - r0;
+		ct_due_lower(sd, smin);
+		if (smin < gmin)
+			gmin = smin;
+	}
+	g->res->rows_visited += visited;
 	ct_due_lower(&h->group_due_inv[grp], gmin);
 	if (gmin < *next_due)
 		*next_due = gmin;
@@ -413,6 +655,7 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 	g.res = res;
 	g.deadline = budget_ns ? start + budget_ns : 0;
 	g.last_yield = start;
+	g.next_due = CT_DUE_NEVER;
 	ct_thread_fold_count(thr);
 	count = atomic_load(&t->count);
 	max95 = __atomic_load_n(&t->max95, __ATOMIC_RELAXED);
@@ -450,7 +693,6 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 			if (grp >= h->n_groups) {
 				grp = 0;
 				res->pass_done = true;
-				atomic_fetch_add(&t->gc_passes, 1);
 				break;
 			}
 			if (grp > s0 && (grp & 1023) == 0 && g.deadline && mono_ns() >= g.deadline)
@@ -466,7 +708,6 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 		if (grp >= h->n_groups) {
 			grp = 0;
 			res->pass_done = true;
-			atomic_fetch_add(&t->gc_passes, 1);
 			break;
 		}
 		if (!go_on || g.stopped)
@@ -475,6 +716,14 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 		if (g.deadline && (grp & 15) == 0 && mono_ns() >= g.deadline)
 			break;
 	}
+	/* a pass is done only once the rows it found due are collected */
+	if (!g.retired)
+		gc_drain(&g);
+	gc_ns_flush(&g);
+	if (g.next_due < next_due)
+		next_due = g.next_due;
+	if (res->pass_done)
+		atomic_fetch_add(&t->gc_passes, 1);
 	t->gc_cursor = grp;
 	ct_thread_flush_frees(thr);
 	t->rcu->read_unlock();

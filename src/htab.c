@@ -39,7 +39,9 @@ struct ct_htab *ct_htab_new(uint64_t n_rows)
 	h->n_groups = (n_rows + CT_GROUP_ROWS - 1) / CT_GROUP_ROWS;
 	h->rows = map_zeroed(n_rows * sizeof(struct ct_row));
 	h->group_due_inv = map_zeroed(h->n_groups * sizeof(*h->group_due_inv));
-	if (!h->rows || !h->group_due_inv) {
+	h->n_subs = h->n_groups * CT_GROUP_SUBS;
+	h->sub_due_inv = map_zeroed(h->n_subs * sizeof(*h->sub_due_inv));
+	if (!h->rows || !h->group_due_inv || !h->sub_due_inv) {
 		ct_htab_free(h);
 		return NULL;
 	}
@@ -57,6 +59,8 @@ void ct_htab_free(struct ct_htab *h)
 	free(h->ovf);
 	if (h->group_due_inv)
 		munmap(h->group_due_inv, h->n_groups * sizeof(*h->group_due_inv));
+	if (h->sub_due_inv)
+		munmap(h->sub_due_inv, h->n_subs * sizeof(*h->sub_due_inv));
 	free(h);
 }
 
@@ -205,6 +209,7 @@ enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *head,
 				      memory_order_release);
 	}
 	ct_due_lower(&head->due_inv, exp);
+	ct_due_lower(&h->sub_due_inv[(uint64_t)(head - h->rows) / CT_SUB_ROWS], exp);
 	return CT_INS_OK;
 }
 
@@ -226,6 +231,7 @@ bool ct_htab_remove_locked(struct ct_row *head, const struct ct_conn *c)
 void ct_htab_lower_due(struct ct_htab *h, uint64_t idx, uint64_t due)
 {
 	ct_due_lower(&h->rows[idx].due_inv, due);
+	ct_due_lower(&h->sub_due_inv[idx / CT_SUB_ROWS], due);
 	ct_due_lower(&h->group_due_inv[idx / CT_GROUP_ROWS], due);
 }
 

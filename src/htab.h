@@ -16,8 +16,11 @@
  * Due times.  They are stored inverted (~due), so that freshly mapped,
  * zeroed rows read "nothing due" and a new generation needs no
  * initialisation pass.  row.due is a lower bound of the earliest expiry among the
- * row's entries (UINT64_MAX: nothing due); group_due[g] a lower bound over
- * rows 64g..64g+63.  Bounds are lowered by whoever inserts or shortens a
+ * row's entries (UINT64_MAX: nothing due); sub_due[s] a lower bound over
+ * rows 8s..8s+7, and group_due[g] one over rows 64g..64g+63 (so over
+ * sub_due[8g..8g+7], which fill one cache line).  A busy pass reads a due
+ * group's one line of sub bounds and then only the eight rows of each due
+ * sub, instead of all 64 rows' lines.  Bounds are lowered by whoever inserts or shortens a
  * timeout, and recomputed exactly only by the collector, with the
  * store-then-scan order described in gc.c, so that a lowering is never
  * lost.  A refresh only lengthens a timeout and leaves the bounds alone.
@@ -43,6 +46,8 @@
 #define CT_ROW_FLAGS ((uintptr_t)63)
 #define CT_DUE_NEVER UINT64_MAX
 #define CT_GROUP_ROWS 64
+#define CT_SUB_ROWS 8
+#define CT_GROUP_SUBS (CT_GROUP_ROWS / CT_SUB_ROWS)
 
 struct ct_row {
 	_Atomic uint64_t slot[CT_ROW_SLOTS];
@@ -58,6 +63,9 @@ struct ct_htab {
 	uint64_t n_groups;
 	struct ct_row *rows;
 	_Atomic uint64_t *group_due_inv;  /* ~due per 64 rows */
+	_Atomic uint64_t *sub_due_inv;    /* ~due per 8 rows: a group's
+					   * eight share one cache line */
+	uint64_t n_subs;
 	_Atomic(struct ct_htab *) future; /* resize target, or NULL */
 	_Atomic uint64_t mig_next;     /* next row to claim for migration */
 	_Atomic uint64_t mig_done;     /* rows migrated */
@@ -216,8 +224,9 @@ enum ct_htab_ins {
 /*
  * ct_htab_insert_locked - with row @r (head of @h's row for c->hash)
  * locked, check for a live entry equal to @c's tuple or its inverse @inv
- * (NULL: swapped, as for ct_htab_find) (returned in *clash), then store @c.  Lowers the row's due time to
- * c->expires (the caller lowers the group's after unlocking).
+ * (NULL: swapped, as for ct_htab_find) (returned in *clash), then store @c.
+ * Lowers the row's and its sub's due time to c->expires, in that order
+ * (the caller lowers the group's after unlocking).
  */
 enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *r,
 				       struct ct_conn *c, uint64_t hash,
@@ -229,7 +238,8 @@ enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *r,
  * Returns true if it was there. */
 bool ct_htab_remove_locked(struct ct_row *r, const struct ct_conn *c);
 
-/* Lower row @idx's and its group's due bound to @due (lock-free). */
+/* Lower row @idx's, its sub's and its group's due bound to @due, in that
+ * order (lock-free). */
 void ct_htab_lower_due(struct ct_htab *h, uint64_t idx, uint64_t due);
 
 /* Due words hold ~due; these read, lower and set them (seq_cst: see gc.c). */

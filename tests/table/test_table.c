@@ -242,6 +242,78 @@ static void test_every_lock_policy_expires_the_same_entries(void **state)
 	}
 }
 
+static void test_busy_pass_reads_only_the_rows_of_due_subs(void **state)
+{
+	/* 1000 entries due at 40 s and one due at 30 s (created at 10 s and
+	 * at 0, 30 s unreplied timeout).  At 35 s exactly one entry is
+	 * due: its row lies in one sub of CT_SUB_ROWS rows, whose bound is the
+	 * only one at or before now, so the pass reads those rows' bounds and
+	 * no other row's (htab.h), and locks the one row. */
+	struct fixture *f = setup_default();
+	struct ct_packet early = udp4(0x0b000001, 0x0a000002, 7, 53);
+	struct ct_gc_result r;
+	struct ct_verdict v;
+
+	(void)state;
+	ct_process(f->thr, &early, 0 * SEC, &v);
+	for (uint16_t i = 0; i < 1000; i++) {
+		struct ct_packet p = udp4(0x0a000001 + i, 0x0a000002, 1000, 53);
+		ct_process(f->thr, &p, 10 * SEC, &v);
+	}
+	f->log.n = 0;
+	assert_int_equal(ct_gc_step(f->thr, 35 * SEC, 0, &r), 0);
+	assert_true(r.pass_done);
+	assert_int_equal(r.expired, 1);
+	assert_int_equal(r.rows_locked, 1);
+	assert_int_equal(r.rows_visited, CT_SUB_ROWS);
+	assert_int_equal(f->log.n, 1);
+	assert_int_equal(f->log.ev[0].conn.orig.src.ip4, early.tuple.src.ip4);
+	/* the bounds it recomputed still cover the others: all go at 40 s */
+	assert_int_equal(ct_gc_step(f->thr, 39 * SEC, 0, &r), 0);
+	assert_int_equal(r.rows_locked, 0);
+	assert_int_equal(ct_gc_step(f->thr, 40 * SEC, 0, &r), 0);
+	assert_int_equal(r.expired, 1000);
+	assert_int_equal(ct_table_count(f->t), 0);
+	teardown_f(f);
+}
+
+static void test_pass_in_tiny_slices_leaves_nothing_due(void **state)
+{
+	/* The collector finds due rows ahead of removing them (gc.c); a
+	 * slice that ends on its budget must still remove what it found, and
+	 * a pass reported done must have removed every due entry.  500
+	 * entries due at 30 s, 500 at 60 s; slices of 1 ns at 45 s. */
+	struct fixture *f = setup_default();
+	struct ct_gc_result r;
+	struct ct_verdict v;
+	struct ct_stats ns0;
+	uint64_t expired = 0;
+	int steps = 0;
+
+	(void)state;
+	for (uint16_t i = 0; i < 1000; i++) {
+		struct ct_packet p = udp4(0x0a000001 + i, 0x0a000002, 1000, 53);
+		ct_process(f->thr, &p, i < 500 ? 0 : 30 * SEC, &v);
+	}
+	f->log.n = 0;
+	do {
+		assert_int_equal(ct_gc_step(f->thr, 45 * SEC, 1, &r), 0);
+		expired += r.expired;
+		/* every removal of a step is counted by the time it returns */
+		assert_int_equal(ct_table_count(f->t), 1000 - expired);
+		assert_int_equal(ct_ns_get_stats(f->t, 0, &ns0), 0);
+		assert_int_equal(ns0.count, 1000 - expired);
+		assert_int_equal(ns0.expired, expired);
+		steps++;
+	} while (!r.pass_done && steps < 100000);
+	assert_true(r.pass_done);
+	assert_int_equal(expired, 500);
+	assert_int_equal(f->log.n, 500);
+	for (int i = 0; i < 500; i++)
+		assert_true(f->log.ev[i].conn.expires <= 45 * SEC);
+	teardown_f(f);
+}
+
 static void test_lookup_reaps_an_expired_entry_and_creates_anew(void **state)
 {
 	struct fixture *f = setup_default();
@@ -936,6 +1008,8 @@ int main(void)
 		cmocka_unit_test(test_collector_expires_due_entries_and_reports_destroy),
 		cmocka_unit_test(test_idle_collector_pass_locks_no_row),
 		cmocka_unit_test(test_every_lock_policy_expires_the_same_entries),
+		cmocka_unit_test(test_busy_pass_reads_only_the_rows_of_due_subs),
+		cmocka_unit_test(test_pass_in_tiny_slices_leaves_nothing_due),
 		cmocka_unit_test(test_lookup_reaps_an_expired_entry_and_creates_anew),
 		cmocka_unit_test(test_stream_timeout_is_never_lowered_by_refresh_bounds),
 		cmocka_unit_test(test_flush_removes_all_with_destroy_events),
