@@ -3,9 +3,10 @@
  *
  * Expired entries are removed by the collector, which walks the rows in
  * slices bounded by time, resuming where the last slice stopped.  Each row
- * keeps a lower bound of the earliest expiry among its entries and each
- * group of 64 rows a lower bound over its rows, so a pass reads one word
- * per 64 idle rows and locks a row only when something in it is due.
+ * keeps a lower bound of the earliest expiry among its entries, each run
+ * of 8 rows (a sub) a lower bound over its rows, and each group of 64 rows
+ * one over its subs, so a pass reads one word per 64 idle rows, the rows
+ * of a due sub only, and locks a row only when something in it is due.
  * Between rows the collector offers to yield (RCU quiescent state, stop
  * check) at most once per millisecond, reading a cheap clock.
  *
