@@ -54,7 +54,7 @@ static uint64_t csum_avx2(const uint8_t *p, uint32_t len, uint64_t sum,
 {
 	const __m256i zero = _mm256_setzero_si256();
 	__m256i a = zero, b = zero;
-	uint64_t lane[4];
+	__m128i h;
 
 	while (len >= 64) {
 		__m256i v = _mm256_loadu_si256((const __m256i *)(const void *)p);
@@ -67,9 +67,12 @@ static uint64_t csum_avx2(const uint8_t *p, uint32_t len, uint64_t sum,
 		p += 64;
 		len -= 64;
 	}
-	_mm256_storeu_si256((__m256i *)(void *)lane, _mm256_add_epi64(a, b));
+	a = _mm256_add_epi64(a, b);
+	h = _mm_add_epi64(_mm256_castsi256_si128(a),
+			  _mm256_extracti128_si256(a, 1));
 	*left = len;
-	return sum + lane[0] + lane[1] + lane[2] + lane[3];
+	return sum + (uint64_t)_mm_cvtsi128_si64(h) +
+	       (uint64_t)_mm_extract_epi64(h, 1);
 }
 #endif
 
