@@ -52,7 +52,7 @@ machine() {
 	cc=$( (cc --version 2>/dev/null || gcc --version) | head -1)
 	thp=$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || echo "?")
 	commit=$(git rev-parse --short HEAD 2>/dev/null || echo "?")
-	dirty=$(git status --porcelain -- src include bench tools 2>/dev/null | head -1)
+	dirty=$(git status --porcelain -- src include bench tools ':!bench/results' 2>/dev/null | head -1)
 	[ -n "$dirty" ] && commit="$commit+changes"
 	load=$(cut -d' ' -f1-3 /proc/loadavg)
 	printf '{"nproc":%s,"cpu":"%s","memory":"%s","kernel":"%s","compiler":"%s","thp":"%s","commit":"%s","date":"%s","quick":%s,"loadavg_before":"%s"}\n' \
