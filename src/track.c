@@ -295,10 +295,15 @@ static bool early_drop(struct ct_thread *thr, uint64_t hash, uint16_t only_zone,
  *    ff02::2 with forwarding on) - whatever the TTL;
  *  - dropped: multicast or broadcast sources, 0.0.0.0 as a source (other
  *    0.0.0.0/8 addresses are ordinary unicast since Linux 5.3), loopback,
- *    other multicast groups (no multicast routing), IPv6 link-local,
- *    loopback and unspecified addresses, and anything whose TTL or hop
+ *    other multicast groups (no multicast routing), IPv6 loopback and
+ *    unspecified addresses, an IPv6 link-local source going to any other
+ *    destination (ip6_forward answers "not a neighbour" when the packet
+ *    would leave by another interface), and anything whose TTL or hop
  *    limit would run out (<= 1);
- *  - forwarded: the rest.
+ *  - forwarded: the rest, including an IPv6 link-local destination: its
+ *    route is scoped to the incoming interface, so ip6_forward sends it
+ *    back out there with a redirect, whatever its source (the kernel
+ *    oracle confirmed a link-local self-echo this way);
  */
 static bool router_confirms(const struct ct_packet *pkt)
 {
@@ -329,11 +334,12 @@ static bool router_confirms(const struct ct_packet *pkt)
 			return true;
 		if (d[0] == 0xff)
 			return false;
-		if ((s[0] == 0xfe && (s[1] & 0xc0) == 0x80) ||
-		    (d[0] == 0xfe && (d[1] & 0xc0) == 0x80))
-			return false;
 		if (!memcmp(s, loop, 16) || !memcmp(d, loop, 16) ||
 		    !memcmp(s, unspec, 16) || !memcmp(d, unspec, 16))
+			return false;
+		if (d[0] == 0xfe && (d[1] & 0xc0) == 0x80)
+			return pkt->ttl > 1;    /* back out the way it came */
+		if (s[0] == 0xfe && (s[1] & 0xc0) == 0x80)
 			return false;
 		return pkt->ttl > 1;
 	}

@@ -1000,6 +1000,104 @@ static void test_labels_need_room_reserved_at_creation(void **state)
 	teardown_f(f);
 }
 
+/* One new UDP flow through a table whose settings say "router"; true when
+ * its entry was confirmed (entered in the table). */
+static bool router_keeps(struct fixture *f, struct ct_packet *p)
+{
+	struct ct_verdict v;
+	static uint64_t now = 1;
+
+	now += SEC;
+	assert_int_equal(ct_process(f->thr, p, now, &v), 0);
+	assert_int_equal(v.cls, CT_V_NEW);
+	if (v.flags & CT_VF_UNCONFIRMED) {
+		assert_false(v.flags & CT_VF_CREATED);
+		return false;
+	}
+	assert_true(v.flags & CT_VF_CREATED);
+	return true;
+}
+
+static struct ct_packet udp6(const char *src, const char *dst, uint8_t hops)
+{
+	struct ct_packet p = udp4(0, 0, 40000, 53);
+
+	p.tuple.l3 = CT_L3_IPV6;
+	assert_int_equal(inet_pton(AF_INET6, src, p.tuple.src.ip6), 1);
+	assert_int_equal(inet_pton(AF_INET6, dst, p.tuple.dst.ip6), 1);
+	p.l3_len = 68;
+	p.ttl = hops;
+	return p;
+}
+
+/*
+ * The "router" setting (ctrack_router) keeps only what a Linux router's
+ * conntrack confirms: packets it forwards or delivers to itself.  Each
+ * case is a rule of ip_route_input_slow() / ip6_forward(), as the kernel
+ * oracle (tests/kernel, docs/kernel-diff.md) saw them on a router
+ * namespace: an IPv6 link-local destination is routed back out of the
+ * incoming interface (forwarded, with a redirect) whatever its source,
+ * while a link-local source bound elsewhere is refused ("not a
+ * neighbour"); TTL / hop limit 1 expires in the router.
+ */
+static void test_router_keeps_what_a_linux_router_forwards_or_delivers(void **state)
+{
+	struct ct_table_config cfg;
+	struct fixture *f;
+	struct ct_packet p;
+
+	(void)state;
+	ct_table_config_default(&cfg);
+	cfg.settings.checksum = 0;
+	cfg.settings.router = 1;
+	f = setup_with(&cfg);
+
+	p = udp4(0x0a000001, 0x0a000102, 1, 2);   /* unicast, TTL 64 */
+	p.ttl = 64;
+	assert_true(router_keeps(f, &p));
+	p = udp4(0x0a000001, 0x0a000102, 3, 4);   /* TTL 1: time exceeded */
+	p.ttl = 1;
+	assert_false(router_keeps(f, &p));
+	p = udp4(0x0a000001, 0xffffffffu, 5, 6);  /* limited broadcast: local */
+	p.ttl = 1;
+	assert_true(router_keeps(f, &p));
+	p = udp4(0x0a000001, 0xe0000001u, 7, 8);  /* all-hosts: joined */
+	p.ttl = 1;
+	assert_true(router_keeps(f, &p));
+	p = udp4(0x0a000001, 0xe00000fbu, 9, 10); /* other group: not routed */
+	p.ttl = 64;
+	assert_false(router_keeps(f, &p));
+	p = udp4(0x7f000001, 0x0a000102, 11, 12); /* loopback source */
+	p.ttl = 64;
+	assert_false(router_keeps(f, &p));
+	p = udp4(0x00000005, 0x0a000102, 13, 14); /* 0.0.0.5: unicast since 5.3 */
+	p.ttl = 64;
+	assert_true(router_keeps(f, &p));
+
+	p = udp6("2001:db8::1", "2001:db8:1::2", 64);
+	assert_true(router_keeps(f, &p));
+	p = udp6("2001:db8::1", "2001:db8:1::3", 1);
+	assert_false(router_keeps(f, &p));
+	p = udp6("fe80::1", "fe80::1", 64);            /* link-local self-echo */
+	assert_true(router_keeps(f, &p));
+	p = udp6("2001:db8::1", "fe80::2", 64);        /* back out, redirect */
+	assert_true(router_keeps(f, &p));
+	p = udp6("fe80::1", "fe80::3", 1);             /* ... unless it expires */
+	assert_false(router_keeps(f, &p));
+	p = udp6("fe80::1", "2001:db8:1::4", 64);      /* not a neighbour */
+	assert_false(router_keeps(f, &p));
+	p = udp6("2001:db8::1", "ff02::1", 1);         /* all-nodes: joined */
+	assert_true(router_keeps(f, &p));
+	p = udp6("2001:db8::1", "ff02::fb", 64);       /* other group */
+	assert_false(router_keeps(f, &p));
+	p = udp6("::", "fe80::5", 64);                 /* unspecified source */
+	assert_false(router_keeps(f, &p));
+	p = udp6("2001:db8::1", "::1", 64);            /* loopback */
+	assert_false(router_keeps(f, &p));
+	assert_int_equal(ct_table_count(f->t), 8);
+	teardown_f(f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1029,6 +1127,7 @@ int main(void)
 		cmocka_unit_test(test_namespace_maximum_evicts_within_the_namespace),
 		cmocka_unit_test(test_mark_and_labels_set_by_the_application_are_kept_and_reported),
 		cmocka_unit_test(test_labels_need_room_reserved_at_creation),
+		cmocka_unit_test(test_router_keeps_what_a_linux_router_forwards_or_delivers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
