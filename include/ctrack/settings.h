@@ -82,8 +82,9 @@ struct ct_settings {
 	uint32_t generic_timeout;      /* nf_conntrack_generic_timeout */
 	/* ctrack's own: the tracker sits on a forwarding router (as the
 	 * kernel oracle's router namespace does).  Packets the router neither
-	 * forwards nor delivers to itself - TTL / hop limit <= 1, link-local,
-	 * loopback, martian sources, multicast groups it has not joined - are
+	 * forwards nor delivers to itself - TTL / hop limit <= 1, IPv6
+	 * link-local sources bound elsewhere, loopback, martian sources,
+	 * multicast groups it has not joined - are
 	 * never confirmed, so they update an existing entry but never create
 	 * one (track.c: router_confirms).  Knob name "ctrack_router". */
 	uint8_t router;
