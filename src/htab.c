@@ -64,7 +64,7 @@ void ct_htab_free(struct ct_htab *h)
 	free(h);
 }
 
-void ct_row_lock(struct ct_row *r)
+void ct_row_lock_slow(struct ct_row *r)
 {
 	unsigned spins = 0;
 
@@ -78,16 +78,6 @@ void ct_row_lock(struct ct_row *r)
 			return;
 		ct_spin_relax(&spins);
 	}
-}
-
-void ct_row_unlock(struct ct_row *r)
-{
-	/* Only the lock holder writes a locked head's link word (overflow
-	 * links, MOVED), so a plain release store of what it holds clears
-	 * the lock: no locked read-modify-write on the unlock side. */
-	uintptr_t v = atomic_load_explicit(&r->next, memory_order_relaxed);
-
-	atomic_store_explicit(&r->next, v & ~CT_ROW_LOCK, memory_order_release);
 }
 
 struct ct_conn *ct_htab_find(struct ct_htab *h, uint64_t hash,

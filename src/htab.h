@@ -152,8 +152,31 @@ static inline unsigned ct_row_sig_match(const struct ct_row *r, uint64_t hash)
 struct ct_htab *ct_htab_new(uint64_t n_rows);
 void ct_htab_free(struct ct_htab *h);
 
-void ct_row_lock(struct ct_row *r);
-void ct_row_unlock(struct ct_row *r);
+/* The row lock: bit CT_ROW_LOCK of the head's link word.  Inline, with
+ * one uncontended try; ct_row_lock_slow spins. */
+void ct_row_lock_slow(struct ct_row *r);
+
+static inline void ct_row_lock(struct ct_row *r)
+{
+	uintptr_t v = atomic_load_explicit(&r->next, memory_order_relaxed);
+
+	if (__builtin_expect(!(v & CT_ROW_LOCK), 1) &&
+	    atomic_compare_exchange_weak_explicit(&r->next, &v, v | CT_ROW_LOCK,
+						  memory_order_acquire,
+						  memory_order_relaxed))
+		return;
+	ct_row_lock_slow(r);
+}
+
+static inline void ct_row_unlock(struct ct_row *r)
+{
+	/* Only the lock holder writes a locked head's link word (overflow
+	 * links, MOVED), so a plain release store of what it holds clears
+	 * the lock: no locked read-modify-write on the unlock side. */
+	uintptr_t v = atomic_load_explicit(&r->next, memory_order_relaxed);
+
+	atomic_store_explicit(&r->next, v & ~CT_ROW_LOCK, memory_order_release);
+}
 
 static inline bool ct_row_moved(const struct ct_row *r)
 {
