@@ -150,23 +150,25 @@ enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *head,
 	uint64_t exp = __atomic_load_n(&c->expires, __ATOMIC_RELAXED);
 	_Atomic uint64_t *free_slot = NULL;
 	struct ct_row *r = head, *last = head;
-	unsigned n = 0;
+	unsigned rows = 0;
 
 	if (atomic_load_explicit(&head->next, memory_order_relaxed) & CT_ROW_MOVED)
 		return CT_INS_MOVED;
+	/* slots change only under the row lock, which we hold: the masks
+	 * read them once, and the candidates are loaded again */
 	for (; r; last = r, r = ct_row_next(r)) {
-		for (int i = 0; i < CT_ROW_SLOTS; i++) {
+		unsigned empty = ct_row_empty(r);
+
+		rows++;
+		if (empty && !free_slot)
+			free_slot = &r->slot[__builtin_ctz(empty)];
+		for (unsigned m = ct_row_sig_match(r, hash) & ~empty; m; m &= m - 1) {
+			int i = __builtin_ctz(m);
 			uint64_t s = atomic_load_explicit(&r->slot[i],
 							  memory_order_relaxed);
 			struct ct_conn *o;
 
-			if (!s) {
-				if (!free_slot)
-					free_slot = &r->slot[i];
-				continue;
-			}
-			n++;
-			if ((s & 0xffff000000000000ull) != sig)
+			if (!s || (s & 0xffff000000000000ull) != sig)
 				continue;
 			o = ct_slot_conn(s);
 			if ((ct_tuple_equal(&o->tuple, &c->tuple) ||
@@ -177,7 +179,9 @@ enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *head,
 			}
 		}
 	}
-	if (max_chain && n >= max_chain)
+	/* the chain's entries, counted only when it has room for enough */
+	if (max_chain && rows * CT_ROW_SLOTS >= max_chain &&
+	    ct_row_count(head) >= max_chain)
 		return CT_INS_CHAIN;
 	/* an entry is CONFIRMED once, and only once, it is in a row: a
 	 * namespace walk trusts an entry's other fields only then (ns.c);

@@ -149,6 +149,35 @@ static inline unsigned ct_row_sig_match(const struct ct_row *r, uint64_t hash)
 	return m;
 }
 
+/* ct_row_empty - bit k set: slot k of @r is empty (for a caller that
+ * holds the row's lock, under which slots do not change). */
+static inline unsigned ct_row_empty(const struct ct_row *r)
+{
+	unsigned m = 0;
+
+#if CT_ROW_SIMD
+	const __m128i *p = (const __m128i *)(const void *)r->slot;
+	__m128i z = _mm_setzero_si128();
+	/* a 64-bit lane is zero when both of its 32-bit halves are */
+	__m128i a = _mm_cmpeq_epi32(_mm_load_si128(p), z);
+	__m128i b = _mm_cmpeq_epi32(_mm_load_si128(p + 1), z);
+	__m128i c = _mm_cmpeq_epi32(_mm_load_si128(p + 2), z);
+
+	a = _mm_and_si128(a, _mm_shuffle_epi32(a, _MM_SHUFFLE(2, 3, 0, 1)));
+	b = _mm_and_si128(b, _mm_shuffle_epi32(b, _MM_SHUFFLE(2, 3, 0, 1)));
+	c = _mm_and_si128(c, _mm_shuffle_epi32(c, _MM_SHUFFLE(2, 3, 0, 1)));
+	m = (unsigned)_mm_movemask_pd(_mm_castsi128_pd(a)) |
+	    (unsigned)_mm_movemask_pd(_mm_castsi128_pd(b)) << 2 |
+	    (unsigned)_mm_movemask_pd(_mm_castsi128_pd(c)) << 4;
+#else
+	for (int i = 0; i < CT_ROW_SLOTS; i++)
+		if (!atomic_load_explicit(&((struct ct_row *)r)->slot[i],
+					  memory_order_relaxed))
+			m |= 1u << i;
+#endif
+	return m;
+}
+
 struct ct_htab *ct_htab_new(uint64_t n_rows);
 void ct_htab_free(struct ct_htab *h);
 
