@@ -282,34 +282,41 @@ static void *slab_carve(struct ct_slab *s)
 	}
 }
 
+/* Fill the empty magazine @mag from @s, under one hold of its lock.
+ * Returns false when nothing could be had.  Out of line: one call in
+ * CT_MAG_OBJS, and the allocation's fast path keeps a small frame. */
+static __attribute__((noinline)) bool mag_refill(struct ct_slab *s,
+						 struct ct_slab_mag *mag)
+{
+	slab_lock(s);
+	while (mag->n < CT_MAG_OBJS) {
+		struct ct_slab_chunk *c = s->partial;
+		void *o;
+
+		if (c) {
+			o = c->free;
+			c->free = *(void **)o;
+			c->n_free--;
+			s->n_free--;
+			if (!c->n_free)
+				partial_del(s, c);
+		} else {
+			o = slab_carve(s);
+			if (!o)
+				break;
+		}
+		mag->objs[mag->n++] = o;
+	}
+	slab_unlock(s);
+	return mag->n != 0;
+}
+
 void *ct_slab_alloc(struct ct_slab *s, struct ct_slab_mag *mag)
 {
 	void *obj;
 
-	if (mag->n == 0) {
-		slab_lock(s);
-		while (mag->n < CT_MAG_OBJS) {
-			struct ct_slab_chunk *c = s->partial;
-			void *o;
-
-			if (c) {
-				o = c->free;
-				c->free = *(void **)o;
-				c->n_free--;
-				s->n_free--;
-				if (!c->n_free)
-					partial_del(s, c);
-			} else {
-				o = slab_carve(s);
-				if (!o)
-					break;
-			}
-			mag->objs[mag->n++] = o;
-		}
-		slab_unlock(s);
-		if (mag->n == 0)
-			return NULL;
-	}
+	if (mag->n == 0 && !mag_refill(s, mag))
+		return NULL;
 	obj = mag->objs[--mag->n];
 	unpoison(obj, s->obj_size);
 	zero_obj(s, obj);

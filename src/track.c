@@ -67,15 +67,16 @@ struct pkt_key {
  *    no overflow row, no lock and no next generation.  Until something is
  *    inserted into that row the tuple cannot be in the table, so the
  *    lookup is skipped; inserts made by this burst mark their row in
- *    ins_rows (bit: hash & 63, the same for every generation of at least
- *    64 rows), and a marked row is looked up.  An entry another thread
+ *    ins_rows (bit: hash & 255, the same for every generation of at least
+ *    256 rows; 256 bits, so that a burst's own inserts seldom send a
+ *    later packet to a needless lookup), and a marked row is looked up.  An entry another thread
  *    inserts meanwhile is met by the insert's clash check, as when it
  *    comes just after a lookup.
  */
 struct burst_ctx {
 	struct ct_conn *conn;
 	enum ct_dir dir;
-	uint64_t ins_rows;
+	uint64_t ins_rows[4];
 };
 
 static void set_invalid(struct ct_thread *thr, struct ct_ns *ns,
@@ -648,7 +649,7 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 	}
 	bc->conn = c;
 	bc->dir = CT_DIR_ORIGINAL;
-	bc->ins_rows |= 1ull << (k->hash & 63);
+	bc->ins_rows[(k->hash >> 6) & 3] |= 1ull << (k->hash & 63);
 	if (thr->count_delta >= 64)
 		ct_thread_fold_count(thr);
 	ct_table_maybe_grow_inline(t);
@@ -744,7 +745,8 @@ lookup:
 	} else if (cand && ct_tuple_is_reply(&cand->tuple, k->key, k->inv)) {
 		c = cand;
 		dir = CT_DIR_REPLY;
-	} else if (k->absent && !repeats && !(bc->ins_rows & (1ull << (k->hash & 63)))) {
+	} else if (k->absent && !repeats &&
+		   !(bc->ins_rows[(k->hash >> 6) & 3] & (1ull << (k->hash & 63)))) {
 		c = NULL;
 		quick = false;
 	} else {
@@ -1072,7 +1074,7 @@ int ct_process_burst(struct ct_thread *thr, const struct ct_packet *const *pkts,
 	h = atomic_load_explicit(&t->htab, memory_order_acquire);
 	/* a tuple absent from its row is absent from the table when the row
 	 * has no overflow and no resize is on (struct burst_ctx) */
-	may_skip = h->mask >= 63 &&
+	may_skip = h->mask >= 255 &&
 		   !atomic_load_explicit(&h->future, memory_order_acquire);
 	/* stage 2: prefetch every row */
 	for (unsigned i = 0; i < n; i++) {
