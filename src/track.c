@@ -518,7 +518,8 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 		set_invalid(thr, ns, v, out.reason ? out.reason : CT_PR_TCP_INVALID_STATE);
 		return false;
 	}
-	account(c, pkt, CT_DIR_ORIGINAL, now);
+	/* the entry's tracker is @proto: its extensions follow its area */
+	account_priv(c, pkt, CT_DIR_ORIGINAL, now, proto->priv_size);
 	if (ext & CT_EXT_TSTAMP)
 		ct_conn_tstamp(c)->first_ns = now;
 	exp = expiry_at(now, out.timeout_ns);
