@@ -300,6 +300,21 @@ static __attribute__((noinline)) bool mag_refill(struct ct_slab *s,
 			s->n_free--;
 			if (!c->n_free)
 				partial_del(s, c);
+		} else if ((c = s->cur) && c->used < c->n_objs) {
+			/* what slab_carve would hand out one at a time: the
+			 * current chunk's next objects, in order, each with
+			 * its guard word cleared */
+			uint32_t k = c->n_objs - c->used, sz = c->obj_size;
+			uint8_t *p = (uint8_t *)c + c->first_off + (size_t)c->used * sz;
+
+			if (k > CT_MAG_OBJS - mag->n)
+				k = CT_MAG_OBJS - mag->n;
+			c->used += k;
+			for (; k; k--, p += sz) {
+				*(uint32_t *)(p + s->guard_off) = 0;
+				mag->objs[mag->n++] = p;
+			}
+			continue;
 		} else {
 			o = slab_carve(s);
 			if (!o)
