@@ -175,8 +175,10 @@ static _Atomic uint32_t *guard_of(const struct ct_slab *s, void *obj)
 	return (_Atomic uint32_t *)((uint8_t *)obj + s->guard_off);
 }
 
-/* Zero @obj without a plain store to its guard word (see slab.h). */
-static void zero_obj(const struct ct_slab *s, void *obj)
+/* Zero @obj without a plain store to its guard word (see slab.h); inline,
+ * as the allocation's fast path is little more than this. */
+static inline __attribute__((always_inline)) void zero_obj(const struct ct_slab *s,
+							   void *obj)
 {
 	uint8_t *p = obj;
 	uint32_t g = s->guard_off;
