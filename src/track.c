@@ -989,9 +989,12 @@ static inline __attribute__((always_inline)) bool make_key(const struct ct_table
 	k->same = false;
 	k->absent = false;
 	k->cand = NULL;
+	/* ct_tuple_invert's condition: by protocol, whatever the family */
+	bool icmp = pkt->tuple.l4 == IPPROTO_ICMP || pkt->tuple.l4 == IPPROTO_ICMPV6;
+
 	if (pkt->kind != CT_PKT_TRACKABLE)
 		return false;
-	if (is_icmp(pkt) && ct_icmp_is_error(pkt))
+	if (__builtin_expect(icmp, 0) && is_icmp(pkt) && ct_icmp_is_error(pkt))
 		return false;
 	k->key = &pkt->tuple;
 	k->lookup = true;
@@ -1003,8 +1006,7 @@ static inline __attribute__((always_inline)) bool make_key(const struct ct_table
 		return false;
 	}
 	k->inv = NULL;
-	/* ct_tuple_invert's condition: by protocol, whatever the family */
-	if (pkt->tuple.l4 == IPPROTO_ICMP || pkt->tuple.l4 == IPPROTO_ICMPV6) {
+	if (__builtin_expect(icmp, 0)) {
 		if (!ct_tuple_invert(k->key, &k->icmp_inv))
 			k->icmp_inv = *k->key;
 		k->inv = &k->icmp_inv;
