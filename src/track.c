@@ -581,8 +581,8 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 			}
 			h = hh;
 		}
-		res = ct_htab_insert_locked(h, r, c, k->hash, k->inv,
-					    t->cfg.max_chain, &clash);
+		res = ct_htab_insert_locked_inline(h, r, c, k->hash, k->inv,
+						   t->cfg.max_chain, &clash);
 		ct_row_unlock(r);
 		if (res != CT_INS_MOVED)
 			break;
