@@ -661,11 +661,14 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 
 /*
  * process_one - the whole path for one packet, inside a read-side
- * section.  @k holds the precomputed key, inverse and hash.
+ * section.  @k holds the precomputed key, inverse and hash.  Inline in
+ * the burst loop: a call per packet, with its frame and spills, cost more
+ * than the larger loop (creation, the rare long path, is out of line).
  */
-static void process_one(struct ct_thread *thr, const struct ct_packet *pkt,
-			const struct pkt_key *k, ct_time_ns now,
-			struct ct_verdict *v, struct burst_ctx *bc)
+static inline __attribute__((always_inline)) void
+process_one(struct ct_thread *thr, const struct ct_packet *pkt,
+	    const struct pkt_key *k, ct_time_ns now,
+	    struct ct_verdict *v, struct burst_ctx *bc)
 {
 	struct ct_table *t = thr->t;
 	const struct ct_proto *proto;
