@@ -879,11 +879,13 @@ create:
  * whose checksum fails ends the run before it is tracked; INVALID,
  * DESTROY and REPEAT verdicts are finished here as process_one finishes
  * them (a REPEAT packet is left to process_one, which looks up again and
- * creates).  Returns how many packets it tracked.
+ * creates).  Returns how many packets it tracked.  Inline in the burst
+ * loop, as process_one.
  */
-static unsigned process_run(struct ct_thread *thr, const struct ct_packet *const *pkts,
-			    const struct pkt_key *keys, unsigned m, ct_time_ns now,
-			    struct ct_verdict *v, struct burst_ctx *bc)
+static inline __attribute__((always_inline)) unsigned
+process_run(struct ct_thread *thr, const struct ct_packet *const *pkts,
+	    const struct pkt_key *keys, unsigned m, ct_time_ns now,
+	    struct ct_verdict *v, struct burst_ctx *bc)
 {
 	struct ct_table *t = thr->t;
 	struct ct_conn *c = bc->conn;
