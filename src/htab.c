@@ -64,7 +64,7 @@ void ct_htab_free(struct ct_htab *h)
 	free(h);
 }
 
-void ct_row_lock(struct ct_row *r)
+void ct_row_lock_slow(struct ct_row *r)
 {
 	unsigned spins = 0;
 
@@ -78,16 +78,6 @@ void ct_row_lock(struct ct_row *r)
 			return;
 		ct_spin_relax(&spins);
 	}
-}
-
-void ct_row_unlock(struct ct_row *r)
-{
-	/* Only the lock holder writes a locked head's link word (overflow
-	 * links, MOVED), so a plain release store of what it holds clears
-	 * the lock: no locked read-modify-write on the unlock side. */
-	uintptr_t v = atomic_load_explicit(&r->next, memory_order_relaxed);
-
-	atomic_store_explicit(&r->next, v & ~CT_ROW_LOCK, memory_order_release);
 }
 
 struct ct_conn *ct_htab_find(struct ct_htab *h, uint64_t hash,
@@ -121,7 +111,7 @@ struct ct_conn *ct_htab_find(struct ct_htab *h, uint64_t hash,
 	return NULL;
 }
 
-static struct ct_row *ovf_new(struct ct_htab *h)
+struct ct_row *ct_htab_ovf_new(struct ct_htab *h)
 {
 	struct ct_row *r = aligned_alloc(64, sizeof(*r));
 	unsigned spins = 0;
@@ -154,63 +144,7 @@ enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *head,
 				       uint32_t max_chain,
 				       struct ct_conn **clash)
 {
-	uint64_t sig = ct_slot_sig(hash);
-	/* read before c is published (migration: c is live, and its
-	 * writers hold its lock, not the row's) */
-	uint64_t exp = __atomic_load_n(&c->expires, __ATOMIC_RELAXED);
-	_Atomic uint64_t *free_slot = NULL;
-	struct ct_row *r = head, *last = head;
-	unsigned n = 0;
-
-	if (atomic_load_explicit(&head->next, memory_order_relaxed) & CT_ROW_MOVED)
-		return CT_INS_MOVED;
-	for (; r; last = r, r = ct_row_next(r)) {
-		for (int i = 0; i < CT_ROW_SLOTS; i++) {
-			uint64_t s = atomic_load_explicit(&r->slot[i],
-							  memory_order_relaxed);
-			struct ct_conn *o;
-
-			if (!s) {
-				if (!free_slot)
-					free_slot = &r->slot[i];
-				continue;
-			}
-			n++;
-			if ((s & 0xffff000000000000ull) != sig)
-				continue;
-			o = ct_slot_conn(s);
-			if ((ct_tuple_equal(&o->tuple, &c->tuple) ||
-			     ct_tuple_is_reply(&o->tuple, &c->tuple, inv)) &&
-			    !(ct_conn_status(o) & CT_ST_DYING)) {
-				*clash = o;
-				return CT_INS_CLASH;
-			}
-		}
-	}
-	if (max_chain && n >= max_chain)
-		return CT_INS_CHAIN;
-	/* an entry is CONFIRMED once, and only once, it is in a row: a
-	 * namespace walk trusts an entry's other fields only then (ns.c);
-	 * release: its fields are written before (a no-op on migration) */
-	atomic_fetch_or_explicit(&c->status, CT_ST_CONFIRMED, memory_order_release);
-	if (!free_slot) {
-		struct ct_row *o = ovf_new(h);
-		if (!o)
-			return CT_INS_NOMEM;
-		atomic_store_explicit(&o->slot[0], ct_slot_make(c, hash),
-				      memory_order_relaxed);
-		/* publish the filled overflow row at the end of the chain,
-		 * keeping last's flag bits (the head's lock bit included) */
-		uintptr_t v = atomic_load_explicit(&last->next, memory_order_relaxed);
-		atomic_store_explicit(&last->next, (uintptr_t)o | (v & CT_ROW_FLAGS),
-				      memory_order_release);
-	} else {
-		atomic_store_explicit(free_slot, ct_slot_make(c, hash),
-				      memory_order_release);
-	}
-	ct_due_lower(&head->due_inv, exp);
-	ct_due_lower(&h->sub_due_inv[(uint64_t)(head - h->rows) / CT_SUB_ROWS], exp);
-	return CT_INS_OK;
+	return ct_htab_insert_locked_inline(h, head, c, hash, inv, max_chain, clash);
 }
 
 bool ct_htab_remove_locked(struct ct_row *head, const struct ct_conn *c)

@@ -149,11 +149,63 @@ static inline unsigned ct_row_sig_match(const struct ct_row *r, uint64_t hash)
 	return m;
 }
 
+/* ct_row_empty - bit k set: slot k of @r is empty (for a caller that
+ * holds the row's lock, under which slots do not change). */
+static inline unsigned ct_row_empty(const struct ct_row *r)
+{
+	unsigned m = 0;
+
+#if CT_ROW_SIMD
+	const __m128i *p = (const __m128i *)(const void *)r->slot;
+	__m128i z = _mm_setzero_si128();
+	/* a 64-bit lane is zero when both of its 32-bit halves are */
+	__m128i a = _mm_cmpeq_epi32(_mm_load_si128(p), z);
+	__m128i b = _mm_cmpeq_epi32(_mm_load_si128(p + 1), z);
+	__m128i c = _mm_cmpeq_epi32(_mm_load_si128(p + 2), z);
+
+	a = _mm_and_si128(a, _mm_shuffle_epi32(a, _MM_SHUFFLE(2, 3, 0, 1)));
+	b = _mm_and_si128(b, _mm_shuffle_epi32(b, _MM_SHUFFLE(2, 3, 0, 1)));
+	c = _mm_and_si128(c, _mm_shuffle_epi32(c, _MM_SHUFFLE(2, 3, 0, 1)));
+	m = (unsigned)_mm_movemask_pd(_mm_castsi128_pd(a)) |
+	    (unsigned)_mm_movemask_pd(_mm_castsi128_pd(b)) << 2 |
+	    (unsigned)_mm_movemask_pd(_mm_castsi128_pd(c)) << 4;
+#else
+	for (int i = 0; i < CT_ROW_SLOTS; i++)
+		if (!atomic_load_explicit(&((struct ct_row *)r)->slot[i],
+					  memory_order_relaxed))
+			m |= 1u << i;
+#endif
+	return m;
+}
+
 struct ct_htab *ct_htab_new(uint64_t n_rows);
 void ct_htab_free(struct ct_htab *h);
 
-void ct_row_lock(struct ct_row *r);
-void ct_row_unlock(struct ct_row *r);
+/* The row lock: bit CT_ROW_LOCK of the head's link word.  Inline, with
+ * one uncontended try; ct_row_lock_slow spins. */
+void ct_row_lock_slow(struct ct_row *r);
+
+static inline void ct_row_lock(struct ct_row *r)
+{
+	uintptr_t v = atomic_load_explicit(&r->next, memory_order_relaxed);
+
+	if (__builtin_expect(!(v & CT_ROW_LOCK), 1) &&
+	    atomic_compare_exchange_weak_explicit(&r->next, &v, v | CT_ROW_LOCK,
+						  memory_order_acquire,
+						  memory_order_relaxed))
+		return;
+	ct_row_lock_slow(r);
+}
+
+static inline void ct_row_unlock(struct ct_row *r)
+{
+	/* Only the lock holder writes a locked head's link word (overflow
+	 * links, MOVED), so a plain release store of what it holds clears
+	 * the lock: no locked read-modify-write on the unlock side. */
+	uintptr_t v = atomic_load_explicit(&r->next, memory_order_relaxed);
+
+	atomic_store_explicit(&r->next, v & ~CT_ROW_LOCK, memory_order_release);
+}
 
 static inline bool ct_row_moved(const struct ct_row *r)
 {
@@ -267,5 +319,80 @@ static inline void ct_due_set(_Atomic uint64_t *p, uint64_t due)
 
 /* Count entries in row chain @r (any thread; approximate while writers run). */
 unsigned ct_row_count(const struct ct_row *r);
+
+/* An overflow row, zeroed, registered with @h for freeing (NULL: no
+ * memory).  For ct_htab_insert_locked_inline. */
+struct ct_row *ct_htab_ovf_new(struct ct_htab *h);
+
+/* ct_htab_insert_locked, inline for the creation path (table.c's callers
+ * take the out-of-line copy). */
+static inline __attribute__((always_inline)) enum ct_htab_ins
+ct_htab_insert_locked_inline(struct ct_htab *h, struct ct_row *head,
+			     struct ct_conn *c, uint64_t hash,
+			     const struct ct_tuple *inv, uint32_t max_chain,
+			     struct ct_conn **clash)
+{
+	uint64_t sig = ct_slot_sig(hash);
+	/* read before c is published (migration: c is live, and its
+	 * writers hold its lock, not the row's) */
+	uint64_t exp = __atomic_load_n(&c->expires, __ATOMIC_RELAXED);
+	_Atomic uint64_t *free_slot = NULL;
+	struct ct_row *r = head, *last = head;
+	unsigned rows = 0;
+
+	if (atomic_load_explicit(&head->next, memory_order_relaxed) & CT_ROW_MOVED)
+		return CT_INS_MOVED;
+	/* slots change only under the row lock, which we hold: the masks
+	 * read them once, and the candidates are loaded again */
+	for (; r; last = r, r = ct_row_next(r)) {
+		unsigned empty = ct_row_empty(r);
+
+		rows++;
+		if (empty && !free_slot)
+			free_slot = &r->slot[__builtin_ctz(empty)];
+		for (unsigned m = ct_row_sig_match(r, hash) & ~empty; m; m &= m - 1) {
+			int i = __builtin_ctz(m);
+			uint64_t s = atomic_load_explicit(&r->slot[i],
+							  memory_order_relaxed);
+			struct ct_conn *o;
+
+			if (!s || (s & 0xffff000000000000ull) != sig)
+				continue;
+			o = ct_slot_conn(s);
+			if ((ct_tuple_equal(&o->tuple, &c->tuple) ||
+			     ct_tuple_is_reply(&o->tuple, &c->tuple, inv)) &&
+			    !(ct_conn_status(o) & CT_ST_DYING)) {
+				*clash = o;
+				return CT_INS_CLASH;
+			}
+		}
+	}
+	/* the chain's entries, counted only when it has room for enough */
+	if (max_chain && rows * CT_ROW_SLOTS >= max_chain &&
+	    ct_row_count(head) >= max_chain)
+		return CT_INS_CHAIN;
+	/* an entry is CONFIRMED once, and only once, it is in a row: a
+	 * namespace walk trusts an entry's other fields only then (ns.c);
+	 * release: its fields are written before (a no-op on migration) */
+	atomic_fetch_or_explicit(&c->status, CT_ST_CONFIRMED, memory_order_release);
+	if (!free_slot) {
+		struct ct_row *o = ct_htab_ovf_new(h);
+		if (!o)
+			return CT_INS_NOMEM;
+		atomic_store_explicit(&o->slot[0], ct_slot_make(c, hash),
+				      memory_order_relaxed);
+		/* publish the filled overflow row at the end of the chain,
+		 * keeping last's flag bits (the head's lock bit included) */
+		uintptr_t v = atomic_load_explicit(&last->next, memory_order_relaxed);
+		atomic_store_explicit(&last->next, (uintptr_t)o | (v & CT_ROW_FLAGS),
+				      memory_order_release);
+	} else {
+		atomic_store_explicit(free_slot, ct_slot_make(c, hash),
+				      memory_order_release);
+	}
+	ct_due_lower(&head->due_inv, exp);
+	ct_due_lower(&h->sub_due_inv[(uint64_t)(head - h->rows) / CT_SUB_ROWS], exp);
+	return CT_INS_OK;
+}
 
 #endif /* CT_HTAB_H */

@@ -175,8 +175,10 @@ static _Atomic uint32_t *guard_of(const struct ct_slab *s, void *obj)
 	return (_Atomic uint32_t *)((uint8_t *)obj + s->guard_off);
 }
 
-/* Zero @obj without a plain store to its guard word (see slab.h). */
-static void zero_obj(const struct ct_slab *s, void *obj)
+/* Zero @obj without a plain store to its guard word (see slab.h); inline,
+ * as the allocation's fast path is little more than this. */
+static inline __attribute__((always_inline)) void zero_obj(const struct ct_slab *s,
+							   void *obj)
 {
 	uint8_t *p = obj;
 	uint32_t g = s->guard_off;
@@ -282,34 +284,56 @@ static void *slab_carve(struct ct_slab *s)
 	}
 }
 
+/* Fill the empty magazine @mag from @s, under one hold of its lock.
+ * Returns false when nothing could be had.  Out of line: one call in
+ * CT_MAG_OBJS, and the allocation's fast path keeps a small frame. */
+static __attribute__((noinline)) bool mag_refill(struct ct_slab *s,
+						 struct ct_slab_mag *mag)
+{
+	slab_lock(s);
+	while (mag->n < CT_MAG_OBJS) {
+		struct ct_slab_chunk *c = s->partial;
+		void *o;
+
+		if (c) {
+			o = c->free;
+			c->free = *(void **)o;
+			c->n_free--;
+			s->n_free--;
+			if (!c->n_free)
+				partial_del(s, c);
+		} else if ((c = s->cur) && c->used < c->n_objs) {
+			/* what slab_carve would hand out one at a time: the
+			 * current chunk's next objects, in order, each with
+			 * its guard word cleared */
+			uint32_t k = c->n_objs - c->used, sz = c->obj_size;
+			uint8_t *p = (uint8_t *)c + c->first_off + (size_t)c->used * sz;
+
+			if (k > CT_MAG_OBJS - mag->n)
+				k = CT_MAG_OBJS - mag->n;
+			c->used += k;
+			for (; k; k--, p += sz) {
+				*(uint32_t *)(p + s->guard_off) = 0;
+				mag->objs[mag->n++] = p;
+			}
+			continue;
+		} else {
+			o = slab_carve(s);
+			if (!o)
+				break;
+		}
+		mag->objs[mag->n++] = o;
+	}
+	slab_unlock(s);
+	return mag->n != 0;
+}
+
 void *ct_slab_alloc(struct ct_slab *s, struct ct_slab_mag *mag)
 {
 	void *obj;
 
-	if (mag->n == 0) {
-		slab_lock(s);
-		while (mag->n < CT_MAG_OBJS) {
-			struct ct_slab_chunk *c = s->partial;
-			void *o;
-
-			if (c) {
-				o = c->free;
-				c->free = *(void **)o;
-				c->n_free--;
-				s->n_free--;
-				if (!c->n_free)
-					partial_del(s, c);
-			} else {
-				o = slab_carve(s);
-				if (!o)
-					break;
-			}
-			mag->objs[mag->n++] = o;
-		}
-		slab_unlock(s);
-		if (mag->n == 0)
-			return NULL;
-	}
+	if (mag->n == 0 && !mag_refill(s, mag))
+		return NULL;
 	obj = mag->objs[--mag->n];
 	unpoison(obj, s->obj_size);
 	zero_obj(s, obj);

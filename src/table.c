@@ -225,20 +225,6 @@ void ct_thread_online(struct ct_thread *thr)
 
 /* ---- entry layout ---- */
 
-static const uint8_t ext_size[] = { 0, sizeof(struct ct_ext_acct),
-				     sizeof(struct ct_ext_tstamp), 0,
-				     sizeof(struct ct_ext_labels) };
-
-size_t ct_conn_obj_size(uint8_t priv_size, unsigned ext)
-{
-	size_t sz = sizeof(struct ct_conn) + priv_size;
-
-	for (unsigned bit = CT_EXT_ACCT; bit <= CT_EXT_LABELS; bit <<= 1)
-		if (ext & bit)
-			sz += ext_size[bit];
-	return (sz + 7) & ~(size_t)7;
-}
-
 size_t ct_conn_size(const struct ct_table *t, uint8_t l4)
 {
 	struct ct_settings s;

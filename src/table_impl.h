@@ -190,7 +190,20 @@ static inline size_t ct_conn_ext_off(const struct ct_conn *c, unsigned ext)
 	return off;
 }
 
-size_t ct_conn_obj_size(uint8_t priv_size, unsigned ext);
+/* An entry's object size: core, private area, extensions, rounded to 8
+ * (inline: every creation asks). */
+static inline size_t ct_conn_obj_size(uint8_t priv_size, unsigned ext)
+{
+	size_t sz = sizeof(struct ct_conn) + priv_size;
+
+	if (ext & CT_EXT_ACCT)
+		sz += sizeof(struct ct_ext_acct);
+	if (ext & CT_EXT_TSTAMP)
+		sz += sizeof(struct ct_ext_tstamp);
+	if (ext & CT_EXT_LABELS)
+		sz += sizeof(struct ct_ext_labels);
+	return (sz + 7) & ~(size_t)7;
+}
 
 static inline struct ct_ext_acct *ct_conn_acct(struct ct_conn *c)
 {
@@ -239,6 +252,18 @@ void ct_conn_due_lowered(struct ct_table *t, struct ct_conn *c);
  * a resize is still in progress.  Call inside a read-side section. */
 bool ct_table_resize_step(struct ct_table *t, uint64_t rows);
 void ct_table_maybe_grow(struct ct_table *t);
+/* ct_table_maybe_grow's first test, inline: every creation asks, and
+ * the answer is nearly always no. */
+static inline void ct_table_maybe_grow_inline(struct ct_table *t)
+{
+	struct ct_htab *h = atomic_load_explicit(&t->htab, memory_order_acquire);
+	int64_t n = atomic_load_explicit(&t->count, memory_order_relaxed);
+
+	if (t->cfg.resize_load_pct > 100 || n <= 0 ||
+	    (uint64_t)n * 100 <= h->n_rows * CT_ROW_SLOTS * t->cfg.resize_load_pct)
+		return;
+	ct_table_maybe_grow(t);
+}
 
 /* event.c */
 void ct_event_emit(struct ct_table *t, enum ct_event_type type, uint32_t what,
@@ -259,8 +284,11 @@ long ct_ns_flush_zone(struct ct_thread *thr, uint16_t zone, ct_time_ns now);
 void ct_ns_put(struct ct_ns *ns);
 void ct_ns_put_n(struct ct_ns *ns, uint64_t n);
 void ct_ns_ctr_add(struct ct_ns *ns, size_t field_off, uint64_t v);
-#define CT_NS_CTR(ns, field, v) \
-	ct_ns_ctr_add((ns), offsetof(struct ct_counters, field), (v))
+/* ct_ns_ctr_add's relaxed add, inline (one per created entry) */
+#define CT_NS_CTR(ns, field, val) \
+	atomic_fetch_add_explicit(&(ns)->ctr.v[offsetof(struct ct_counters, field) / \
+					       sizeof(uint64_t)], \
+				  (uint64_t)(val), memory_order_relaxed)
 
 /* stats.c */
 void ct_counters_add(struct ct_counters *dst, const struct ct_counters *src);

@@ -67,15 +67,16 @@ struct pkt_key {
  *    no overflow row, no lock and no next generation.  Until something is
  *    inserted into that row the tuple cannot be in the table, so the
  *    lookup is skipped; inserts made by this burst mark their row in
- *    ins_rows (bit: hash & 63, the same for every generation of at least
- *    64 rows), and a marked row is looked up.  An entry another thread
+ *    ins_rows (bit: hash & 255, the same for every generation of at least
+ *    256 rows; 256 bits, so that a burst's own inserts seldom send a
+ *    later packet to a needless lookup), and a marked row is looked up.  An entry another thread
  *    inserts meanwhile is met by the insert's clash check, as when it
  *    comes just after a lookup.
  */
 struct burst_ctx {
 	struct ct_conn *conn;
 	enum ct_dir dir;
-	uint64_t ins_rows;
+	uint64_t ins_rows[4];
 };
 
 static void set_invalid(struct ct_thread *thr, struct ct_ns *ns,
@@ -467,12 +468,213 @@ static void related(struct ct_thread *thr, struct ct_ns *ns,
 }
 
 /*
- * process_one - the whole path for one packet, inside a read-side
- * section.  @k holds the precomputed key, inverse and hash.
+ * create - a lookup missed: the entry made from @pkt, initialised by its
+ * tracker, inserted (or not, as the verdict and room say) and counted.
+ * Out of line, so that the hit path keeps a small frame of its own.
+ * Returns true when another thread inserted the tuple first: the caller
+ * looks it up again (*repeats counts such turns).
  */
-static void process_one(struct ct_thread *thr, const struct ct_packet *pkt,
-			const struct pkt_key *k, ct_time_ns now,
-			struct ct_verdict *v, struct burst_ctx *bc)
+static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns *ns,
+					      const struct ct_settings *set,
+					      const struct ct_proto *proto,
+					      const struct ct_packet *pkt,
+					      const struct pkt_key *k, ct_time_ns now,
+					      struct ct_verdict *v, struct burst_ctx *bc,
+					      int *repeats)
+{
+	struct ct_table *t = thr->t;
+	struct ct_proto_ctx ctx;
+	struct ct_proto_out out;
+	struct ct_conn *c;
+	uint32_t what;
+	uint64_t exp;
+	unsigned ext = conn_ext(t, set);
+	size_t size = ct_conn_obj_size(proto->priv_size, ext);
+	unsigned cls = (unsigned)((size - sizeof(struct ct_conn)) / 8);
+	struct ct_slab_mag *mag = mag_for(thr, ns, cls);
+	struct ct_conn *clash = NULL;
+	struct ct_htab *h;
+	struct ct_row *r;
+	enum ct_htab_ins res;
+	uint8_t new_state;
+
+	c = ct_slab_alloc(&ns->slabs[cls], mag);
+	if (!c) {
+		v->cls = CT_V_DROP;
+		v->reason = CT_PR_NO_MEMORY;
+		CT_CTR_INC(thr, drop);
+		CT_CTR_INC(thr, insert_failed);
+		return false;
+	}
+	c->tuple = *k->key;
+	c->hash = (uint32_t)k->hash;
+	c->proto = ct_proto_l4_index[pkt->tuple.l4];
+	c->ext = (uint8_t)ext;
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.pkt = pkt;
+	ctx.set = set;
+	ctx.now = now;
+	ctx.dir = CT_DIR_ORIGINAL;
+	ctx.is_new = true;
+	ctx.status = 0;
+	memset(&out, 0, sizeof(out));
+	proto->packet(c, &ctx, &out);
+	if (out.verdict == CT_PV_INVALID) {
+		ct_slab_unused(mag, c);
+		set_invalid(thr, ns, v, out.reason ? out.reason : CT_PR_TCP_INVALID_STATE);
+		return false;
+	}
+	/* the entry's tracker is @proto: its extensions follow its area */
+	account_priv(c, pkt, CT_DIR_ORIGINAL, now, proto->priv_size);
+	if (ext & CT_EXT_TSTAMP)
+		ct_conn_tstamp(c)->first_ns = now;
+	exp = expiry_at(now, out.timeout_ns);
+	c->expires = exp;
+	/* CONFIRMED comes with the insertion (htab.c) */
+	atomic_store_explicit(&c->status, out.set_assured ? CT_ST_ASSURED : 0,
+			      memory_order_relaxed);
+	what = CT_EVW_NEW | out.events | (out.set_assured ? CT_EVW_ASSURED : 0);
+	/* the verdict reports the state as created: once the entry is in
+	 * its row, other threads may change it under its lock */
+	new_state = c->l4state;
+	if (out.verdict == CT_PV_DESTROY) {
+		/* created and ended by one packet: never inserted, but
+		 * reported as the confirmed entry the kernel would have */
+		if (ct_events_on(t)) {
+			struct ct_conn_info ci;
+
+			ct_conn_fill_info(t, c, &ci);
+			ci.status |= CT_ST_CONFIRMED;
+			ct_event_emit(t, CT_EV_NEW, what, CT_DESTROY_NONE, now, &ci);
+			ct_event_emit(t, CT_EV_DESTROY, CT_EVW_DESTROY,
+				      CT_DESTROY_PROTOCOL, now, &ci);
+		}
+		ct_slab_unused(mag, c);
+		v->cls = CT_V_NEW;
+		v->flags = CT_VF_CREATED | CT_VF_DESTROYED;
+		CT_CTR_INC(thr, insert);
+		CT_CTR_INC(thr, deleted);
+		return false;
+	}
+	if (set->router && !router_confirms(pkt)) {
+		/* the router drops it before confirmation: no entry, no event */
+		ct_slab_unused(mag, c);
+		v->cls = CT_V_NEW;
+		v->flags = CT_VF_UNCONFIRMED;
+		return false;
+	}
+	if (!make_room(thr, ns, set, k->hash, now)) {
+		ct_slab_unused(mag, c);
+		v->cls = CT_V_DROP;
+		v->reason = CT_PR_TABLE_FULL;
+		CT_CTR_INC(thr, drop);
+		CT_CTR_INC(thr, insert_failed);
+		CT_NS_CTR(ns, drop, 1);
+		return false;
+	}
+	r = NULL;
+	for (;;) {
+		r = NULL;
+		{
+			struct ct_htab *hh = atomic_load_explicit(&t->htab, memory_order_acquire);
+			for (;;) {
+				r = &hh->rows[k->hash & hh->mask];
+				ct_row_lock(r);
+				if (!ct_row_moved(r))
+					break;
+				ct_row_unlock(r);
+				hh = atomic_load_explicit(&hh->future, memory_order_acquire);
+			}
+			h = hh;
+		}
+		res = ct_htab_insert_locked_inline(h, r, c, k->hash, k->inv,
+						   t->cfg.max_chain, &clash);
+		ct_row_unlock(r);
+		if (res != CT_INS_MOVED)
+			break;
+	}
+	switch (res) {
+	case CT_INS_OK:
+		break;
+	case CT_INS_CLASH:
+		/* another thread created it first: use theirs */
+		ct_slab_unused(mag, c);
+		CT_CTR_INC(thr, clash_resolve);
+		v->flags |= CT_VF_CLASH;
+		if (++*repeats > 2) {
+			v->cls = CT_V_DROP;
+			v->reason = CT_PR_TABLE_FULL;
+			CT_CTR_INC(thr, drop);
+			return false;
+		}
+		return true;
+	case CT_INS_CHAIN:
+		ct_slab_unused(mag, c);
+		v->cls = CT_V_DROP;
+		v->reason = CT_PR_CHAIN_TOO_LONG;
+		CT_CTR_INC(thr, chaintoolong);
+		CT_CTR_INC(thr, insert_failed);
+		CT_CTR_INC(thr, drop);
+		return false;
+	default:
+		ct_slab_unused(mag, c);
+		v->cls = CT_V_DROP;
+		v->reason = CT_PR_NO_MEMORY;
+		CT_CTR_INC(thr, insert_failed);
+		CT_CTR_INC(thr, drop);
+		return false;
+	}
+	/* our own expiry, not c->expires: the entry is public now and others
+	 * may be changing it (a longer one needs no lower bound, a shorter
+	 * one is lowered by whoever set it) */
+	ct_due_lower(&h->group_due_inv[(k->hash & h->mask) / CT_GROUP_ROWS], exp);
+	note_due(thr, exp);
+	ct_thread_count_add(thr, 1);
+	/* ct_ns_count_add's relaxed add, inline */
+	atomic_fetch_add_explicit(&ns->count, 1, memory_order_relaxed);
+	CT_CTR_INC(thr, insert);
+	CT_NS_CTR(ns, insert, 1);
+	v->cls = CT_V_NEW;
+	v->dir = CT_DIR_ORIGINAL;
+	v->l4state = new_state;
+	v->flags |= CT_VF_CREATED;
+	if (ct_events_on(t))
+		emit(thr, c, CT_EV_NEW, what, CT_DESTROY_NONE, now);
+	/* a namespace teardown that started meanwhile may have missed us:
+	 * the seq_cst pair with ns.c's store of DYING makes one side see
+	 * the other */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&ns->state, memory_order_seq_cst) != CT_NS_ALIVE) {
+		struct ct_conn_info ci;
+		bool done;
+
+		ct_conn_lock(c);
+		done = kill(thr, c, CT_DESTROY_NS, &ci);
+		ct_conn_unlock(c);
+		if (done)
+			report_destroy(thr, &ci, CT_DESTROY_NS, now);
+	}
+	bc->conn = c;
+	bc->dir = CT_DIR_ORIGINAL;
+	bc->ins_rows[(k->hash >> 6) & 3] |= 1ull << (k->hash & 63);
+	if (thr->count_delta >= 64)
+		ct_thread_fold_count(thr);
+	ct_table_maybe_grow_inline(t);
+	if (atomic_load_explicit(&h->future, memory_order_relaxed))
+		ct_table_resize_step(t, 8);
+	return false;
+}
+
+/*
+ * process_one - the whole path for one packet, inside a read-side
+ * section.  @k holds the precomputed key, inverse and hash.  Inline in
+ * the burst loop: a call per packet, with its frame and spills, cost more
+ * than the larger loop (creation, the rare long path, is out of line).
+ */
+static inline __attribute__((always_inline)) void
+process_one(struct ct_thread *thr, const struct ct_packet *pkt,
+	    const struct pkt_key *k, ct_time_ns now,
+	    struct ct_verdict *v, struct burst_ctx *bc)
 {
 	struct ct_table *t = thr->t;
 	const struct ct_proto *proto;
@@ -539,11 +741,6 @@ static void process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 		return;
 	}
 
-	memset(&ctx, 0, sizeof(ctx));
-	ctx.pkt = pkt;
-	ctx.set = set;
-	ctx.now = now;
-
 lookup:
 	/* the previous packet's entry, or stage 3's candidate when it holds
 	 * the tuple, stand for a lookup (struct burst_ctx, ct_process_burst);
@@ -558,7 +755,8 @@ lookup:
 	} else if (cand && ct_tuple_is_reply(&cand->tuple, k->key, k->inv)) {
 		c = cand;
 		dir = CT_DIR_REPLY;
-	} else if (k->absent && !repeats && !(bc->ins_rows & (1ull << (k->hash & 63)))) {
+	} else if (k->absent && !repeats &&
+		   !(bc->ins_rows[(k->hash >> 6) & 3] & (1ull << (k->hash & 63)))) {
 		c = NULL;
 		quick = false;
 	} else {
@@ -569,6 +767,10 @@ lookup:
 	cand = NULL;
 	if (c) {
 		ct_conn_lock(c);
+		memset(&ctx, 0, sizeof(ctx));
+		ctx.pkt = pkt;
+		ctx.set = set;
+		ctx.now = now;
 		ctx.status = ct_conn_status(c);
 		if (ctx.status & CT_ST_DYING) {
 			ct_conn_unlock(c);
@@ -668,176 +870,9 @@ lookup:
 		return;
 	}
 
-create: {
-	unsigned ext = conn_ext(t, set);
-	size_t size = ct_conn_obj_size(proto->priv_size, ext);
-	unsigned cls = (unsigned)((size - sizeof(struct ct_conn)) / 8);
-	struct ct_slab_mag *mag = mag_for(thr, ns, cls);
-	struct ct_conn *clash = NULL;
-	struct ct_htab *h;
-	struct ct_row *r;
-	enum ct_htab_ins res;
-	uint8_t new_state;
-
-	c = ct_slab_alloc(&ns->slabs[cls], mag);
-	if (!c) {
-		v->cls = CT_V_DROP;
-		v->reason = CT_PR_NO_MEMORY;
-		CT_CTR_INC(thr, drop);
-		CT_CTR_INC(thr, insert_failed);
-		return;
-	}
-	c->tuple = *k->key;
-	c->hash = (uint32_t)k->hash;
-	c->proto = ct_proto_l4_index[pkt->tuple.l4];
-	c->ext = (uint8_t)ext;
-	ctx.dir = CT_DIR_ORIGINAL;
-	ctx.is_new = true;
-	ctx.status = 0;
-	memset(&out, 0, sizeof(out));
-	proto->packet(c, &ctx, &out);
-	if (out.verdict == CT_PV_INVALID) {
-		ct_slab_unused(mag, c);
-		set_invalid(thr, ns, v, out.reason ? out.reason : CT_PR_TCP_INVALID_STATE);
-		return;
-	}
-	account(c, pkt, CT_DIR_ORIGINAL, now);
-	if (ext & CT_EXT_TSTAMP)
-		ct_conn_tstamp(c)->first_ns = now;
-	c->expires = expiry_at(now, out.timeout_ns);
-	/* CONFIRMED comes with the insertion (htab.c) */
-	atomic_store_explicit(&c->status, out.set_assured ? CT_ST_ASSURED : 0,
-			      memory_order_relaxed);
-	what = CT_EVW_NEW | out.events | (out.set_assured ? CT_EVW_ASSURED : 0);
-	/* the verdict reports the state as created: once the entry is in
-	 * its row, other threads may change it under its lock */
-	new_state = c->l4state;
-	if (out.verdict == CT_PV_DESTROY) {
-		/* created and ended by one packet: never inserted, but
-		 * reported as the confirmed entry the kernel would have */
-		if (ct_events_on(t)) {
-			struct ct_conn_info ci;
-
-			ct_conn_fill_info(t, c, &ci);
-			ci.status |= CT_ST_CONFIRMED;
-			ct_event_emit(t, CT_EV_NEW, what, CT_DESTROY_NONE, now, &ci);
-			ct_event_emit(t, CT_EV_DESTROY, CT_EVW_DESTROY,
-				      CT_DESTROY_PROTOCOL, now, &ci);
-		}
-		ct_slab_unused(mag, c);
-		v->cls = CT_V_NEW;
-		v->flags = CT_VF_CREATED | CT_VF_DESTROYED;
-		CT_CTR_INC(thr, insert);
-		CT_CTR_INC(thr, deleted);
-		return;
-	}
-	if (set->router && !router_confirms(pkt)) {
-		/* the router drops it before confirmation: no entry, no event */
-		ct_slab_unused(mag, c);
-		v->cls = CT_V_NEW;
-		v->flags = CT_VF_UNCONFIRMED;
-		return;
-	}
-	if (!make_room(thr, ns, set, k->hash, now)) {
-		ct_slab_unused(mag, c);
-		v->cls = CT_V_DROP;
-		v->reason = CT_PR_TABLE_FULL;
-		CT_CTR_INC(thr, drop);
-		CT_CTR_INC(thr, insert_failed);
-		CT_NS_CTR(ns, drop, 1);
-		return;
-	}
-	r = NULL;
-	for (;;) {
-		r = NULL;
-		{
-			struct ct_htab *hh = atomic_load_explicit(&t->htab, memory_order_acquire);
-			for (;;) {
-				r = &hh->rows[k->hash & hh->mask];
-				ct_row_lock(r);
-				if (!ct_row_moved(r))
-					break;
-				ct_row_unlock(r);
-				hh = atomic_load_explicit(&hh->future, memory_order_acquire);
-			}
-			h = hh;
-		}
-		res = ct_htab_insert_locked(h, r, c, k->hash, k->inv,
-					    t->cfg.max_chain, &clash);
-		ct_row_unlock(r);
-		if (res != CT_INS_MOVED)
-			break;
-	}
-	switch (res) {
-	case CT_INS_OK:
-		break;
-	case CT_INS_CLASH:
-		/* another thread created it first: use theirs */
-		ct_slab_unused(mag, c);
-		CT_CTR_INC(thr, clash_resolve);
-		v->flags |= CT_VF_CLASH;
-		if (++repeats > 2) {
-			v->cls = CT_V_DROP;
-			v->reason = CT_PR_TABLE_FULL;
-			CT_CTR_INC(thr, drop);
-			return;
-		}
+create:
+	if (create(thr, ns, set, proto, pkt, k, now, v, bc, &repeats))
 		goto lookup;
-	case CT_INS_CHAIN:
-		ct_slab_unused(mag, c);
-		v->cls = CT_V_DROP;
-		v->reason = CT_PR_CHAIN_TOO_LONG;
-		CT_CTR_INC(thr, chaintoolong);
-		CT_CTR_INC(thr, insert_failed);
-		CT_CTR_INC(thr, drop);
-		return;
-	default:
-		ct_slab_unused(mag, c);
-		v->cls = CT_V_DROP;
-		v->reason = CT_PR_NO_MEMORY;
-		CT_CTR_INC(thr, insert_failed);
-		CT_CTR_INC(thr, drop);
-		return;
-	}
-	/* our own expiry, not c->expires: the entry is public now and others
-	 * may be changing it (a longer one needs no lower bound, a shorter
-	 * one is lowered by whoever set it) */
-	ct_due_lower(&h->group_due_inv[(k->hash & h->mask) / CT_GROUP_ROWS],
-		     expiry_at(now, out.timeout_ns));
-	note_due(thr, expiry_at(now, out.timeout_ns));
-	ct_thread_count_add(thr, 1);
-	ct_ns_count_add(ns, 1);
-	CT_CTR_INC(thr, insert);
-	CT_NS_CTR(ns, insert, 1);
-	v->cls = CT_V_NEW;
-	v->dir = CT_DIR_ORIGINAL;
-	v->l4state = new_state;
-	v->flags |= CT_VF_CREATED;
-	if (ct_events_on(t))
-		emit(thr, c, CT_EV_NEW, what, CT_DESTROY_NONE, now);
-	/* a namespace teardown that started meanwhile may have missed us:
-	 * the seq_cst pair with ns.c's store of DYING makes one side see
-	 * the other */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&ns->state, memory_order_seq_cst) != CT_NS_ALIVE) {
-		struct ct_conn_info ci;
-		bool done;
-
-		ct_conn_lock(c);
-		done = kill(thr, c, CT_DESTROY_NS, &ci);
-		ct_conn_unlock(c);
-		if (done)
-			report_destroy(thr, &ci, CT_DESTROY_NS, now);
-	}
-	bc->conn = c;
-	bc->dir = CT_DIR_ORIGINAL;
-	bc->ins_rows |= 1ull << (k->hash & 63);
-	if (thr->count_delta >= 64)
-		ct_thread_fold_count(thr);
-	ct_table_maybe_grow(t);
-	if (atomic_load_explicit(&h->future, memory_order_relaxed))
-		ct_table_resize_step(t, 8);
-	}
 }
 
 /*
@@ -850,11 +885,13 @@ create: {
  * whose checksum fails ends the run before it is tracked; INVALID,
  * DESTROY and REPEAT verdicts are finished here as process_one finishes
  * them (a REPEAT packet is left to process_one, which looks up again and
- * creates).  Returns how many packets it tracked.
+ * creates).  Returns how many packets it tracked.  Inline in the burst
+ * loop, as process_one.
  */
-static unsigned process_run(struct ct_thread *thr, const struct ct_packet *const *pkts,
-			    const struct pkt_key *keys, unsigned m, ct_time_ns now,
-			    struct ct_verdict *v, struct burst_ctx *bc)
+static inline __attribute__((always_inline)) unsigned
+process_run(struct ct_thread *thr, const struct ct_packet *const *pkts,
+	    const struct pkt_key *keys, unsigned m, ct_time_ns now,
+	    struct ct_verdict *v, struct burst_ctx *bc)
 {
 	struct ct_table *t = thr->t;
 	struct ct_conn *c = bc->conn;
@@ -963,9 +1000,12 @@ static inline __attribute__((always_inline)) bool make_key(const struct ct_table
 	k->same = false;
 	k->absent = false;
 	k->cand = NULL;
+	/* ct_tuple_invert's condition: by protocol, whatever the family */
+	bool icmp = pkt->tuple.l4 == IPPROTO_ICMP || pkt->tuple.l4 == IPPROTO_ICMPV6;
+
 	if (pkt->kind != CT_PKT_TRACKABLE)
 		return false;
-	if (is_icmp(pkt) && ct_icmp_is_error(pkt))
+	if (__builtin_expect(icmp, 0) && is_icmp(pkt) && ct_icmp_is_error(pkt))
 		return false;
 	k->key = &pkt->tuple;
 	k->lookup = true;
@@ -977,8 +1017,7 @@ static inline __attribute__((always_inline)) bool make_key(const struct ct_table
 		return false;
 	}
 	k->inv = NULL;
-	/* ct_tuple_invert's condition: by protocol, whatever the family */
-	if (pkt->tuple.l4 == IPPROTO_ICMP || pkt->tuple.l4 == IPPROTO_ICMPV6) {
+	if (__builtin_expect(icmp, 0)) {
 		if (!ct_tuple_invert(k->key, &k->icmp_inv))
 			k->icmp_inv = *k->key;
 		k->inv = &k->icmp_inv;
@@ -1049,7 +1088,7 @@ int ct_process_burst(struct ct_thread *thr, const struct ct_packet *const *pkts,
 	h = atomic_load_explicit(&t->htab, memory_order_acquire);
 	/* a tuple absent from its row is absent from the table when the row
 	 * has no overflow and no resize is on (struct burst_ctx) */
-	may_skip = h->mask >= 63 &&
+	may_skip = h->mask >= 255 &&
 		   !atomic_load_explicit(&h->future, memory_order_acquire);
 	/* stage 2: prefetch every row */
 	for (unsigned i = 0; i < n; i++) {
