@@ -106,12 +106,6 @@ void ct_ns_count_add(struct ct_ns *ns, int64_t d)
 	atomic_fetch_add_explicit(&ns->count, d, memory_order_relaxed);
 }
 
-void ct_ns_ctr_add(struct ct_ns *ns, size_t field_off, uint64_t v)
-{
-	atomic_fetch_add_explicit(&ns->ctr.v[field_off / sizeof(uint64_t)], v,
-				  memory_order_relaxed);
-}
-
 int ct_ns_create(struct ct_table *t, uint16_t id, const struct ct_settings *s)
 {
 	struct ct_ns *ns;

@@ -283,8 +283,7 @@ long ct_ns_flush_zone(struct ct_thread *thr, uint16_t zone, ct_time_ns now);
 /* Drop a reference to @ns; the last one frees its memory. */
 void ct_ns_put(struct ct_ns *ns);
 void ct_ns_put_n(struct ct_ns *ns, uint64_t n);
-void ct_ns_ctr_add(struct ct_ns *ns, size_t field_off, uint64_t v);
-/* ct_ns_ctr_add's relaxed add, inline (one per created entry) */
+/* A namespace counter's relaxed add (one per created entry, inline). */
 #define CT_NS_CTR(ns, field, val) \
 	atomic_fetch_add_explicit(&(ns)->ctr.v[offsetof(struct ct_counters, field) / \
 					       sizeof(uint64_t)], \
