@@ -1327,7 +1327,8 @@ static void run(struct fz *f, struct rd *r)
  * FUZZ_TRACK_FRESH=1 in the environment forces a fresh table per input,
  * for reproducing a crash without any history.
  */
-static struct ct_table *pool[4];      /* one per initial row count */
+static struct ct_table *pool[8];      /* one per initial row count and
+				       * RCU flavour */
 
 #define REAP_MAX 8
 static struct {
@@ -1444,9 +1445,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.settings.max = h1 ? 1 + h1 % 48 : 0;
 	cfg.settings.buckets = 64u << (h2 & 3);
 	cfg.max_chain = (h2 >> 2) & 15;
+	/* QSBR: ct_process_burst reports the quiescent state; the harness
+	 * thread is otherwise online for the whole input */
+	cfg.rcu = (h2 & 64) ? CT_RCU_QSBR : CT_RCU_MEMB;
 	cfg.hash_key = key;
 	f.now = 1600000000ull * SEC;
-	f.t = table_for(&cfg, h2 & 3, f.now);
+	f.t = table_for(&cfg, (h2 & 3) | ((h2 & 64) >> 4), f.now);
 	f.thr = ct_thread_attach(f.t);
 	f.defrag = ct_defrag_create(0, 0);
 	if (!f.thr || !f.defrag)

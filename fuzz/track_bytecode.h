@@ -19,7 +19,8 @@
  *       bit3 no event handler  bit4 acct off          bit5 timestamps on
  *       bit6 labels            bit7 online resize off
  *   h1  table maximum: 0 unlimited, else 1 + h1 % 48
- *   h2  bits 0-1: initial rows 64 << n; bits 2-5: max_chain (0: default)
+ *   h2  bits 0-1: initial rows 64 << n; bits 2-5: max_chain (0: default);
+ *       bit 6: QSBR RCU flavour (else memb)
  *   h3  resize_load_pct: 0 default, else 1 + h3 % 100
  *
  * Operations (opcode = byte % OP_COUNT):
