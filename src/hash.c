@@ -42,32 +42,9 @@ static inline uint64_t siphash13(const struct ct_hash_key *key,
 	uint64_t v3 = 0x7465646279746573ull ^ key->k1;
 	uint64_t b = (uint64_t)(n * 8) << 56;
 
-	for (unsigned i = 0; i < n; i++) {
-		v3 ^= m[i];
-		SIPROUND;
-		v0 ^= m[i];
-	}
-	v3 ^= b;
-	SIPROUND;
-	v0 ^= b;
-	v2 ^= 0xff;
-	SIPROUND;
-	SIPROUND;
-	SIPROUND;
-	return v0 ^ v1 ^ v2 ^ v3;
-}
-
-/* SipHash-1-3 of exactly five words (40 bytes, IPv6), unrolled. */
-static inline uint64_t siphash13_5(const struct ct_hash_key *key, const uint64_t *m)
-{
-	uint64_t v0 = 0x736f6d6570736575ull ^ key->k0;
-	uint64_t v1 = 0x646f72616e646f6dull ^ key->k1;
-	uint64_t v2 = 0x6c7967656e657261ull ^ key->k0;
-	uint64_t v3 = 0x7465646279746573ull ^ key->k1;
-	const uint64_t b = (uint64_t)40 << 56;
-
+	/* fully unrolled where @n is a constant (five words: IPv6) */
 #pragma GCC unroll 5
-	for (unsigned i = 0; i < 5; i++) {
+	for (unsigned i = 0; i < n; i++) {
 		v3 ^= m[i];
 		SIPROUND;
 		v0 ^= m[i];
@@ -240,7 +217,7 @@ uint64_t ct_hash_tuple6(const struct ct_hash_key *key, const struct ct_tuple *t)
 	memcpy(&m[2], hi->ip6, 16);
 	m[4] = (uint64_t)plo << 48 | (uint64_t)phi << 32 |
 	       (uint64_t)t->zone << 16 | (uint64_t)t->l3 << 8 | t->l4;
-	return siphash13_5(key, m);
+	return siphash13(key, m, 5);
 }
 
 uint64_t ct_hash_u64(const struct ct_hash_key *key, uint64_t v)
