@@ -250,6 +250,64 @@ static enum tcp_window_verdict tcp_window_fail(const struct ct_tcp_priv *p,
 }
 
 /*
+ * The learning half of tcp_in_window, for a segment that passed its four
+ * checks: the sender's end, maximum window and highest ack, the
+ * receiver's maximum end and window, the unacknowledged-data flags, and
+ * the retransmission counter (same ACK segment again, same direction).
+ * @win is the advertised window, scaled unless it came in a SYN.  Inline
+ * in both callers: tcp_fast_ack passes constants for @kind and @has_ack.
+ */
+static inline __attribute__((always_inline)) void
+tcp_learn(struct ct_tcp_priv *p, unsigned d, uint8_t kind, bool has_ack,
+	  uint32_t seq, uint32_t ack, uint32_t sack, uint32_t end,
+	  uint32_t win, uint16_t raw_win)
+{
+	struct ct_tcp_dir *snd = &p->seen[d];
+	struct ct_tcp_dir *rcv = &p->seen[!d];
+	uint32_t swin = win + (sack - ack);
+
+	if (snd->td_maxwin < swin)
+		snd->td_maxwin = swin;
+	if (seq_after(end, snd->td_end)) {
+		snd->td_end = end;
+		p->flags[d] |= CT_TCPF_DATA_UNACKNOWLEDGED;
+	}
+	if (has_ack) {
+		if (!(p->flags[d] & CT_TCPF_MAXACK_SET)) {
+			snd->td_maxack = ack;
+			p->flags[d] |= CT_TCPF_MAXACK_SET;
+		} else if (seq_after(ack, snd->td_maxack)) {
+			snd->td_maxack = ack;
+		}
+	}
+
+	if (rcv->td_maxwin != 0 && seq_after(end, snd->td_maxend))
+		rcv->td_maxwin += end - snd->td_maxend;
+	if (seq_after(sack + win, rcv->td_maxend - 1)) {
+		rcv->td_maxend = sack + win;
+		if (win == 0)
+			rcv->td_maxend++;
+	}
+	if (ack == rcv->td_end)
+		p->flags[!d] &= ~CT_TCPF_DATA_UNACKNOWLEDGED;
+
+	if (kind == CT_TCP_K_ACK) {
+		if (p->last_dir == d && p->last_seq == seq &&
+		    p->last_ack == ack && p->last_end == end &&
+		    p->last_win == raw_win) {
+			p->retrans++;
+		} else {
+			p->last_dir = (uint8_t)d;
+			p->last_seq = seq;
+			p->last_ack = ack;
+			p->last_end = end;
+			p->last_win = raw_win;
+			p->retrans = 0;
+		}
+	}
+}
+
+/*
  * tcp_in_window - is the segment within what the two ends allowed, and
  * if so, learn from it.  @state is the entry's stored state (not the
  * possibly rewritten old state of the caller).  With the sender S and
@@ -365,48 +423,7 @@ tcp_in_window(struct ct_tcp_priv *p, uint8_t state, unsigned d, uint8_t kind,
 	/* In window: learn.  Windows in SYNs are never scaled. */
 	if (!syn)
 		win <<= p->scale[d];
-
-	swin = win + (sack - ack);
-	if (snd->td_maxwin < swin)
-		snd->td_maxwin = swin;
-	if (seq_after(end, snd->td_end)) {
-		snd->td_end = end;
-		p->flags[d] |= CT_TCPF_DATA_UNACKNOWLEDGED;
-	}
-	if (has_ack) {
-		if (!(p->flags[d] & CT_TCPF_MAXACK_SET)) {
-			snd->td_maxack = ack;
-			p->flags[d] |= CT_TCPF_MAXACK_SET;
-		} else if (seq_after(ack, snd->td_maxack)) {
-			snd->td_maxack = ack;
-		}
-	}
-
-	if (rcv->td_maxwin != 0 && seq_after(end, snd->td_maxend))
-		rcv->td_maxwin += end - snd->td_maxend;
-	if (seq_after(sack + win, rcv->td_maxend - 1)) {
-		rcv->td_maxend = sack + win;
-		if (win == 0)
-			rcv->td_maxend++;
-	}
-	if (ack == rcv->td_end)
-		p->flags[!d] &= ~CT_TCPF_DATA_UNACKNOWLEDGED;
-
-	/* Retransmission: the same ACK segment again, same direction. */
-	if (kind == CT_TCP_K_ACK) {
-		if (p->last_dir == d && p->last_seq == seq &&
-		    p->last_ack == ack && p->last_end == end &&
-		    p->last_win == th->window) {
-			p->retrans++;
-		} else {
-			p->last_dir = (uint8_t)d;
-			p->last_seq = seq;
-			p->last_ack = ack;
-			p->last_end = end;
-			p->last_win = th->window;
-			p->retrans = 0;
-		}
-	}
+	tcp_learn(p, d, kind, has_ack, seq, ack, sack, end, win, th->window);
 	return TCP_WIN_ACCEPT;
 }
 
@@ -650,7 +667,7 @@ static void tcp_handle_invalid(struct ct_conn *c, struct ct_tcp_priv *p,
 }
 
 /* The timeout after an accepted packet, before the no-reply rules. */
-static uint32_t tcp_pick_timeout_s(const struct ct_tcp_priv *p,
+static inline uint32_t tcp_pick_timeout_s(const struct ct_tcp_priv *p,
 				   const struct ct_settings *set,
 				   uint8_t kind, uint8_t new_state)
 {
@@ -848,8 +865,7 @@ tcp_fast_ack(struct ct_conn *c, const struct ct_proto_ctx *ctx,
 	unsigned d = ctx->dir == CT_DIR_REPLY ? CT_DIR_REPLY : CT_DIR_ORIGINAL;
 	struct ct_tcp_dir *snd = &p->seen[d];
 	struct ct_tcp_dir *rcv = &p->seen[!d];
-	uint32_t seq, ack, sack, end, win, swin, maxackwin;
-	uint32_t state_to, retrans_to, timeout_s;
+	uint32_t seq, ack, sack, end, maxackwin, timeout_s;
 
 	/* A new entry has l4state NONE, so is never ESTABLISHED here. */
 	if ((th->flags & (CT_TCP_SYN | CT_TCP_FIN | CT_TCP_RST | CT_TCP_ACK)) !=
@@ -877,55 +893,13 @@ tcp_fast_ack(struct ct_conn *c, const struct ct_proto_ctx *ctx,
 	    !seq_after(sack, rcv->td_end - maxackwin - 1))
 		return false;
 
-	/* From here on, tcp_in_window's learning for a non-SYN ACK. */
-	win = (uint32_t)th->window << p->scale[d];
-	swin = win + (sack - ack);
-	if (snd->td_maxwin < swin)
-		snd->td_maxwin = swin;
-	if (seq_after(end, snd->td_end)) {
-		snd->td_end = end;
-		p->flags[d] |= CT_TCPF_DATA_UNACKNOWLEDGED;
-	}
-	if (!(p->flags[d] & CT_TCPF_MAXACK_SET)) {
-		snd->td_maxack = ack;
-		p->flags[d] |= CT_TCPF_MAXACK_SET;
-	} else if (seq_after(ack, snd->td_maxack)) {
-		snd->td_maxack = ack;
-	}
-	if (seq_after(end, snd->td_maxend))
-		rcv->td_maxwin += end - snd->td_maxend;
-	if (seq_after(sack + win, rcv->td_maxend - 1)) {
-		rcv->td_maxend = sack + win;
-		if (win == 0)
-			rcv->td_maxend++;
-	}
-	if (ack == rcv->td_end)
-		p->flags[!d] &= ~CT_TCPF_DATA_UNACKNOWLEDGED;
-	if (p->last_dir == d && p->last_seq == seq && p->last_ack == ack &&
-	    p->last_end == end && p->last_win == th->window) {
-		p->retrans++;
-	} else {
-		p->last_dir = (uint8_t)d;
-		p->last_seq = seq;
-		p->last_ack = ack;
-		p->last_end = end;
-		p->last_win = th->window;
-		p->retrans = 0;
-	}
+	/* tcp_in_window's learning, for a non-SYN ACK */
+	tcp_learn(p, d, CT_TCP_K_ACK, true, seq, ack, sack, end,
+		  (uint32_t)th->window << p->scale[d], th->window);
 
 	/* tcp_packet_general's tail: ES -> ES, no event. */
 	p->last_index = CT_TCP_K_ACK;
-	/* tcp_pick_timeout_s for an ACK in ESTABLISHED */
-	state_to = set->tcp_timeouts[CT_TCP_TO_ESTABLISHED];
-	retrans_to = set->tcp_timeouts[CT_TCP_TO_RETRANS];
-	timeout_s = state_to;
-	if (p->retrans >= set->tcp_max_retrans && state_to > retrans_to)
-		timeout_s = retrans_to;
-	else if (((p->flags[0] | p->flags[1]) & CT_TCPF_DATA_UNACKNOWLEDGED) &&
-		 state_to > set->tcp_timeouts[CT_TCP_TO_UNACK])
-		timeout_s = set->tcp_timeouts[CT_TCP_TO_UNACK];
-	else if (p->last_win == 0 && state_to > retrans_to)
-		timeout_s = retrans_to;
+	timeout_s = tcp_pick_timeout_s(p, set, CT_TCP_K_ACK, CT_TCP_ESTABLISHED);
 	/* SEEN_REPLY is set: a picked-up connection answered becomes
 	 * ASSURED with this packet */
 	out->set_assured = !(ctx->status & CT_ST_ASSURED);
