@@ -597,6 +597,50 @@ static void test_fragment_length_not_a_multiple_of_eight(void **state)
 	ct_defrag_destroy(d);
 }
 
+/* The kill of nf_ct_frag6_queue reaches a datagram already queued: after
+ * a non-final piece whose end is not a multiple of 8, the pieces that
+ * would have completed it no longer do (they start a new datagram, with
+ * no first piece).  ctrack looks the queue up only when some IPv6 queue
+ * exists; an IPv4 queue alone must not hide the IPv6 one, nor the IPv6
+ * one be looked for under the IPv4 key. */
+static void test_odd_length_piece_kills_the_queued_ipv6_datagram(void **state)
+{
+	uint8_t dg[40];
+	struct frame a, odd, last, v4;
+	struct ct_packet out;
+	struct ct_defrag *d = ct_defrag_create(0, 0);
+	struct ct_defrag_stats st;
+
+	(void)state;
+	payload(dg, sizeof(dg));
+	put16(dg + 4, sizeof(dg));
+	for (uint32_t id = 4; id <= 6; id += 2) {
+		if (id == 6) {
+			frag4(&v4, dg, 0, 16, true, 9, 0);
+			assert_int_equal(feed(d, &v4, 0, &out), 0); /* IPv4 queue */
+		}
+		frag6(&a, dg, 0, 16, true, id, false);
+		assert_int_equal(feed(d, &a, 0, &out), 0);      /* queued */
+		frag6(&odd, dg, 16, 13, true, id, false);
+		assert_int_equal(feed(d, &odd, 0, &out), 1);    /* passes, refused */
+		assert_int_equal(out.kind, CT_PKT_INVALID);
+		assert_int_equal(out.reason, CT_PR_FRAG_BAD);
+		frag6(&last, dg, 16, 24, false, id, false);
+		assert_int_equal(feed(d, &last, 0, &out), 0);   /* no first piece now */
+	}
+	ct_defrag_get_stats(d, &st);
+	assert_int_equal(st.bad, 2);
+	assert_int_equal(st.reassembled, 0);
+
+	/* the same three without the odd piece complete the datagram */
+	frag6(&a, dg, 0, 16, true, 5, false);
+	frag6(&last, dg, 16, 24, false, 5, false);
+	assert_int_equal(feed(d, &a, 0, &out), 0);
+	assert_int_equal(feed(d, &last, 0, &out), 1);
+	assert_int_equal(out.kind, CT_PKT_TRACKABLE);
+	ct_defrag_destroy(d);
+}
+
 /* A first IPv6 fragment without its whole UDP header is not queued
  * (ipv6frag_thdr_truncated); conntrack then sees it and refuses it. */
 static void test_ipv6_first_fragment_without_whole_l4_header(void **state)
@@ -808,6 +852,7 @@ int main(void)
 		cmocka_unit_test(test_incomplete_datagrams_time_out),
 		cmocka_unit_test(test_memory_limit_refuses_fragments),
 		cmocka_unit_test(test_fragment_length_not_a_multiple_of_eight),
+		cmocka_unit_test(test_odd_length_piece_kills_the_queued_ipv6_datagram),
 		cmocka_unit_test(test_ipv6_first_fragment_without_whole_l4_header),
 		cmocka_unit_test(test_fragments_meet_only_under_the_kernels_key),
 		cmocka_unit_test(test_ecn_of_the_pieces),

@@ -52,6 +52,7 @@ struct cap_src {
 	uint64_t rec_offset;    /* byte offset of the current record */
 	/* pcap via libpcap */
 	FILE *cookie;           /* over the stream layer, or the file itself */
+	char *cookie_buf;       /* the direct FILE's buffer (freed after it) */
 	bool direct;            /* cookie is a plain FILE over the file */
 	pcap_t *pcap;
 	int pcap_linktype;
@@ -106,20 +107,28 @@ static ssize_t cookie_read(void *c, char *buf, size_t n)
 }
 
 /* A stdio stream of its own over regular file @fd, from its start, with
- * a large buffer; NULL if it cannot be had (the caller falls back to the
- * stream layer). */
-static FILE *direct_file(int fd)
+ * a 256 KiB buffer (*@buf, the caller's to free once the stream is
+ * closed); NULL if it cannot be had (the caller falls back to the stream
+ * layer).  The buffer must be given: glibc ignores setvbuf's size when it
+ * is left to allocate one and reads 4 KiB a call (a system call per ~15
+ * packets of the shared captures, 4,467 of them for 20 MB). */
+#define CAP_DIRECT_BUF (256 * 1024)
+
+static FILE *direct_file(int fd, char **buf)
 {
 	int fd2 = dup(fd);
 	FILE *f;
 
+	*buf = NULL;
 	if (fd2 < 0)
 		return NULL;
 	if (lseek(fd2, 0, SEEK_SET) != 0 || !(f = fdopen(fd2, "rb"))) {
 		close(fd2);
 		return NULL;
 	}
-	setvbuf(f, NULL, _IOFBF, 64 * 1024);
+	*buf = malloc(CAP_DIRECT_BUF);
+	if (*buf)
+		setvbuf(f, *buf, _IOFBF, CAP_DIRECT_BUF);
 	return f;
 }
 
@@ -257,7 +266,7 @@ int cap_open(const char *path, struct cap_src **out, char *err, unsigned errlen)
 		 * pass-through and a cookie stream, which cost several times
 		 * what libpcap's own reading does */
 		if (!s->gzipped && !s->is_stdin && s->size > 0)
-			s->cookie = direct_file(fd);
+			s->cookie = direct_file(fd, &s->cookie_buf);
 		if (s->cookie)
 			s->direct = true;
 		else
@@ -578,6 +587,7 @@ void cap_close(struct cap_src *s)
 		gzclose(s->gz); /* closes fd */
 	else if (s->fd > 0)
 		close(s->fd);
+	free(s->cookie_buf);
 	free(s->blk);
 	free(s->ifs);
 	free(s);
