@@ -596,13 +596,26 @@ static int pass6(const struct ct_packet *frag, struct ct_packet *out)
 		out->reason = CT_PR_FRAG_BAD;
 		return 1;
 	}
+	/* A first fragment: parsed again as a whole packet with its fragment
+	 * header transparent, from that header on (the fixed header and the
+	 * chain in front of it gave the same fields either way). */
 	memset(out, 0, sizeof(*out));
 	out->ts = frag->ts;
 	out->ifindex = frag->ifindex;
 	out->n_vlan = frag->n_vlan;
 	out->vlan_outer = frag->vlan_outer;
 	out->vlan_inner = frag->vlan_inner;
-	ct_parse_ip6_hdr(out, frag->l3, cap, frag->l3_len, CT_P6_FRAG_PASS);
+	out->tuple.l3 = frag->tuple.l3;
+	out->tuple.src = frag->tuple.src;
+	out->tuple.dst = frag->tuple.dst;
+	out->ttl = frag->ttl;
+	out->l3 = frag->l3;
+	out->l3_len = frag->l3_len;
+	out->truncated = frag->truncated;
+	out->frag_id = frag->frag_id;
+	out->frag_offset = frag->frag_offset;
+	out->frag_more = frag->frag_more;
+	ct_parse_ip6_resume(out, frag->l3, cap, frag->l3_hdr_len - 8u);
 	out->tuple.zone = frag->tuple.zone;
 	return 1;
 }

@@ -249,48 +249,29 @@ int32_t ct_ip6_skip_exthdr(const uint8_t *ip6, uint32_t avail, uint32_t start,
 	return (int32_t)start;
 }
 
-enum ct_pkt_kind ct_parse_ip6_hdr(struct ct_packet *pkt, const uint8_t *ip,
-				  uint32_t cap, uint32_t wire, unsigned flags)
-{
-	uint32_t plen, len, avail, off, frag_data = 0;
+/*
+ * Where the walk of an IPv6 extension chain stands: the datagram's
+ * lengths, the next header and its offset, and what the fragment headers
+ * met so far decided.  ct_parse_ip6_hdr starts it after the fixed header;
+ * ct_parse_ip6_resume after the first fragment header, for a packet that
+ * defrag lets through (so the chain in front is not walked twice).
+ */
+struct ip6_walk {
+	uint32_t len, avail, plen, off, frag_data;
+	unsigned n_frag;
 	uint8_t nh;
-	unsigned n_frag = 0;
-	bool in_frag = false, atomic = false;
+	bool in_frag, atomic;
+};
 
-	if (cap < 40)
-		return ct_parse_fail(pkt, CT_PR_IP_TRUNCATED);
-	if ((ip[0] >> 4) != 6)
-		return ct_parse_fail(pkt, CT_PR_IP_BAD_VERSION);
-	if (ip[8] == 0xff || (ip[24] == 0xff && (ip[25] & 0x0f) == 0))
-		return ct_parse_fail(pkt, CT_PR_IP6_BAD_ADDR);
-
-	plen = ct_rd16(ip + 4);
-	nh = ip[6];
-	if (__builtin_expect(plen != 0 || nh != CT_IPPROTO_HOPOPTS, 1)) {
-		len = 40 + plen;
-		if (len > wire)
-			return ct_parse_fail(pkt, CT_PR_IP_BAD_TOTAL_LEN);
-	} else {
-		/* Payload length 0 before a hop-by-hop header: the kernel
-		 * does not trim; a jumbo option may give the length. */
-		len = wire == CT_WIRE_UNKNOWN ? cap : wire;
-	}
-
-	pkt->tuple.l3 = CT_L3_IPV6;
-	memcpy(pkt->tuple.src.ip6, ip + 8, 16);
-	memcpy(pkt->tuple.dst.ip6, ip + 24, 16);
-	pkt->ttl = ip[7];
-	pkt->l3 = ip;
-
-	if (nh == CT_IPPROTO_HOPOPTS) {
-		enum ct_parse_reason r = ip6_check_hbh(ip, cap, &len, plen);
-
-		if (r != CT_PR_OK)
-			return ct_parse_fail(pkt, r);
-	}
-	avail = ct_min_u32(cap, len);
-	pkt->l3_len = len;
-	pkt->truncated = cap < len;
+static inline __attribute__((always_inline)) enum ct_pkt_kind
+ip6_walk(struct ct_packet *pkt, const uint8_t *ip, uint32_t cap,
+	 struct ip6_walk *w, unsigned flags)
+{
+	uint32_t len = w->len, avail = w->avail, off = w->off;
+	uint32_t frag_data = w->frag_data;
+	uint8_t nh = w->nh;
+	unsigned n_frag = w->n_frag;
+	bool in_frag = w->in_frag, atomic = w->atomic;
 
 	/*
 	 * The extension chain.  Up to the first non-atomic fragment header
@@ -298,7 +279,6 @@ enum ct_pkt_kind ct_parse_ip6_hdr(struct ct_packet *pkt, const uint8_t *ip,
 	 * this chain); after it, we are inside the fragmentable part of a
 	 * first fragment and only look for the tuple.
 	 */
-	off = 40;
 	while (ip6_is_ext(nh)) {
 		const uint8_t *h = ip + off;
 
@@ -368,7 +348,7 @@ enum ct_pkt_kind ct_parse_ip6_hdr(struct ct_packet *pkt, const uint8_t *ip,
 	/* An atomic fragment loses its fragment header in nf_defrag_ipv6
 	 * when the upper-layer header is whole (otherwise it passes as is);
 	 * with a jumbo payload defrag leaves it alone. */
-	if (atomic && plen != 0 && pkt->l4_len >= ct_ip6_min_upper(nh))
+	if (atomic && w->plen != 0 && pkt->l4_len >= ct_ip6_min_upper(nh))
 		pkt->l3_len -= 8;
 	return ct_parse_l4(pkt);
 
@@ -382,6 +362,68 @@ fragment:
 	pkt->l4_caplen = avail - frag_data;
 	pkt->payload_len = pkt->l4_len;
 	return CT_PKT_FRAGMENT;
+}
+
+enum ct_pkt_kind ct_parse_ip6_hdr(struct ct_packet *pkt, const uint8_t *ip,
+				  uint32_t cap, uint32_t wire, unsigned flags)
+{
+	struct ip6_walk w = { .off = 40 };
+	uint32_t plen, len;
+	uint8_t nh;
+
+	if (cap < 40)
+		return ct_parse_fail(pkt, CT_PR_IP_TRUNCATED);
+	if ((ip[0] >> 4) != 6)
+		return ct_parse_fail(pkt, CT_PR_IP_BAD_VERSION);
+	if (ip[8] == 0xff || (ip[24] == 0xff && (ip[25] & 0x0f) == 0))
+		return ct_parse_fail(pkt, CT_PR_IP6_BAD_ADDR);
+
+	plen = ct_rd16(ip + 4);
+	nh = ip[6];
+	if (__builtin_expect(plen != 0 || nh != CT_IPPROTO_HOPOPTS, 1)) {
+		len = 40 + plen;
+		if (len > wire)
+			return ct_parse_fail(pkt, CT_PR_IP_BAD_TOTAL_LEN);
+	} else {
+		/* Payload length 0 before a hop-by-hop header: the kernel
+		 * does not trim; a jumbo option may give the length. */
+		len = wire == CT_WIRE_UNKNOWN ? cap : wire;
+	}
+
+	pkt->tuple.l3 = CT_L3_IPV6;
+	memcpy(pkt->tuple.src.ip6, ip + 8, 16);
+	memcpy(pkt->tuple.dst.ip6, ip + 24, 16);
+	pkt->ttl = ip[7];
+	pkt->l3 = ip;
+
+	if (nh == CT_IPPROTO_HOPOPTS) {
+		enum ct_parse_reason r = ip6_check_hbh(ip, cap, &len, plen);
+
+		if (r != CT_PR_OK)
+			return ct_parse_fail(pkt, r);
+	}
+	w.avail = ct_min_u32(cap, len);
+	w.len = len;
+	w.plen = plen;
+	w.nh = nh;
+	pkt->l3_len = len;
+	pkt->truncated = cap < len;
+	return ip6_walk(pkt, ip, cap, &w, flags);
+}
+
+enum ct_pkt_kind ct_parse_ip6_resume(struct ct_packet *pkt, const uint8_t *ip,
+				     uint32_t cap, uint32_t fh_off)
+{
+	struct ip6_walk w = {
+		.len = pkt->l3_len,
+		.avail = ct_min_u32(cap, pkt->l3_len),
+		.plen = ct_rd16(ip + 4),
+		.off = fh_off + 8,
+		.nh = ip[fh_off],
+		.n_frag = 1,
+	};
+
+	return ip6_walk(pkt, ip, cap, &w, CT_P6_FRAG_PASS);
 }
 
 enum ct_pkt_kind ct_parse_ip_any(struct ct_packet *pkt, const uint8_t *ip,

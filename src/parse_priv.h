@@ -112,6 +112,18 @@ enum ct_pkt_kind ct_parse_ip_any(struct ct_packet *pkt, const uint8_t *ip,
 				 uint32_t cap, uint32_t wire);
 
 /*
+ * ct_parse_ip6_resume - what ct_parse_ip6_hdr(pkt, ip, cap, pkt->l3_len,
+ * CT_P6_FRAG_PASS) would make of a first fragment (offset 0, more
+ * fragments) that defrag lets through, without walking again the chain
+ * in front of its fragment header at @fh_off.  @pkt must be zeroed and
+ * hold what the fixed header and that chain gave the fragment: ts,
+ * ifindex, VLANs, tuple.l3/src/dst, ttl, l3, l3_len, truncated, frag_id,
+ * frag_offset, frag_more.  tests/parse checks it against the full parse.
+ */
+enum ct_pkt_kind ct_parse_ip6_resume(struct ct_packet *pkt, const uint8_t *ip,
+				     uint32_t cap, uint32_t fh_off);
+
+/*
  * ct_ip6_skip_exthdr - the kernel's ipv6_skip_exthdr() over a buffer of
  * @avail bytes: walks extension headers from @start (the byte after the
  * fixed header) while *@nexthdr is one of hop-by-hop, routing, fragment,

@@ -1,0 +1,276 @@
+/*
+ * test_ip6_resume.c - a first IPv6 fragment that defrag lets through is
+ * parsed again as a whole packet (nf_defrag_ipv6 gave up on it, conntrack
+ * sees it as it is).  defrag.c does that with ct_parse_ip6_resume(), which
+ * walks on from the fragment header instead of from the fixed header.
+ * The oracle is the full parse with the fragment header transparent,
+ * ct_parse_ip6_hdr(..., CT_P6_FRAG_PASS), which the kernel-diff suite
+ * pinned before the resume existed: both must give the same packet, byte
+ * for byte, for
+ *   - every IPv6 first fragment (offset 0, more fragments) in
+ *     ../shared/pcaps, and
+ *   - 300,000 synthetic ones: random chains of hop-by-hop, routing,
+ *     destination options, AH, further fragment headers and "no next
+ *     header" after the first fragment header, random upper layers and
+ *     lengths, random payload-length fields and capture cuts.
+ * Then the same packets through ct_defrag_feed(): what it lets through
+ * from a first fragment is again the oracle's packet.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+
+#include "ctrack/defrag.h"
+#include "ctrack/packet.h"
+#include "parse_priv.h"
+#include "pcap_util.h"
+
+/* What the fixed header and the chain in front of the fragment header
+ * gave @frag, in a zeroed packet (the contract of ct_parse_ip6_resume). */
+static void prefix_of(const struct ct_packet *frag, struct ct_packet *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->ts = frag->ts;
+	p->ifindex = frag->ifindex;
+	p->n_vlan = frag->n_vlan;
+	p->vlan_outer = frag->vlan_outer;
+	p->vlan_inner = frag->vlan_inner;
+	p->tuple.l3 = frag->tuple.l3;
+	p->tuple.src = frag->tuple.src;
+	p->tuple.dst = frag->tuple.dst;
+	p->ttl = frag->ttl;
+	p->l3 = frag->l3;
+	p->l3_len = frag->l3_len;
+	p->truncated = frag->truncated;
+	p->frag_id = frag->frag_id;
+	p->frag_offset = frag->frag_offset;
+	p->frag_more = frag->frag_more;
+}
+
+/* The full parse, as defrag.c did it before the resume. */
+static enum ct_pkt_kind oracle(const struct ct_packet *frag, struct ct_packet *o)
+{
+	uint32_t cap = (uint32_t)(frag->l4 - frag->l3) + frag->l4_caplen;
+
+	memset(o, 0, sizeof(*o));
+	o->ts = frag->ts;
+	o->ifindex = frag->ifindex;
+	o->n_vlan = frag->n_vlan;
+	o->vlan_outer = frag->vlan_outer;
+	o->vlan_inner = frag->vlan_inner;
+	return ct_parse_ip6_hdr(o, frag->l3, cap, frag->l3_len, CT_P6_FRAG_PASS);
+}
+
+static bool is_first_ip6_fragment(const struct ct_packet *p)
+{
+	return p->kind == CT_PKT_FRAGMENT && p->tuple.l3 == CT_L3_IPV6 &&
+	       p->frag_offset == 0 && p->frag_more;
+}
+
+/* Resume and oracle agree on @frag; returns 1 (for counting). */
+static unsigned check_one(const struct ct_packet *frag)
+{
+	struct ct_packet o, r;
+	uint32_t cap = (uint32_t)(frag->l4 - frag->l3) + frag->l4_caplen;
+	enum ct_pkt_kind ko = oracle(frag, &o), kr;
+
+	prefix_of(frag, &r);
+	kr = ct_parse_ip6_resume(&r, frag->l3, cap, frag->l3_hdr_len - 8u);
+	assert_int_equal(kr, ko);
+	assert_int_equal(r.kind, o.kind);
+	assert_int_equal(r.reason, o.reason);
+	assert_memory_equal(&r, &o, sizeof(r));
+	return 1;
+}
+
+/* Through ct_defrag_feed: when it lets a first fragment through as it
+ * is, what comes out is the oracle's packet (zone carried over). */
+static unsigned check_feed(struct ct_defrag *d, const struct ct_packet *frag)
+{
+	struct ct_packet o, out;
+	struct ct_defrag_stats before, after;
+
+	ct_defrag_get_stats(d, &before);
+	if (ct_defrag_feed(d, frag, 0, &out) != 1)
+		return 0;
+	ct_defrag_get_stats(d, &after);
+	if (after.reassembled != before.reassembled)
+		return 0;
+	oracle(frag, &o);
+	o.tuple.zone = frag->tuple.zone;
+	assert_memory_equal(&out, &o, sizeof(out));
+	return 1;
+}
+
+static bool is_capture(const char *name)
+{
+	size_t n = strlen(name);
+
+	return (n > 5 && !strcmp(name + n - 5, ".pcap")) ||
+	       (n > 7 && !strcmp(name + n - 7, ".pcapng")) ||
+	       (n > 4 && !strcmp(name + n - 4, ".cap")) ||
+	       (n > 8 && !strcmp(name + n - 8, ".pcap.gz"));
+}
+
+static void test_every_first_ip6_fragment_of_the_corpus(void **state)
+{
+	DIR *dir = opendir(PCAPS_DIR);
+	struct dirent *e;
+	unsigned n = 0, through = 0;
+
+	(void)state;
+	assert_non_null(dir);
+	while ((e = readdir(dir)) != NULL) {
+		struct tcap tc;
+		struct ct_defrag *d;
+
+		if (!is_capture(e->d_name) || !tcap_load(&tc, e->d_name))
+			continue;
+		d = ct_defrag_create(0, 0);
+		assert_non_null(d);
+		for (size_t i = 0; i < tc.n; i++) {
+			struct ct_packet pkt;
+
+			tcap_parse(&tc, i, &pkt);
+			if (!is_first_ip6_fragment(&pkt))
+				continue;
+			n += check_one(&pkt);
+			through += check_feed(d, &pkt);
+		}
+		ct_defrag_destroy(d);
+		tcap_free(&tc);
+	}
+	closedir(dir);
+	/* the corpus holds tens of thousands (a fragment-spraying capture) */
+	print_message("first IPv6 fragments: %u, let through by defrag: %u\n", n, through);
+	assert_true(n > 10000);
+	assert_true(through > 10000);
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rnd(uint32_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)((rng >> 11) % n);
+}
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+/* One random IPv6 packet whose chain holds a first fragment header
+ * (offset 0, M set) somewhere, then anything.  Returns its length. */
+static uint32_t random_packet(uint8_t *b, uint32_t size, uint32_t *wire)
+{
+	static const uint8_t upper[] = { 6, 17, 58, 132, 47, 136, 33, 99 };
+	uint32_t off = 40, len;
+	uint8_t *nhp = b + 6;
+	unsigned before = rnd(3), after = rnd(4);
+	bool hbh_ok = true;
+
+	for (uint32_t i = 0; i < size; i++)
+		b[i] = (uint8_t)rnd(256);
+	b[0] = 0x60;
+	b[8] = 0x20;                    /* not a multicast source */
+	b[24] = 0x20;
+	b[7] = 64;
+	for (unsigned k = 0; k < before + 1 + after && off + 64 < size; k++) {
+		bool frag = k == before;
+		uint8_t t;
+		uint32_t hl;
+
+		if (frag) {
+			t = 44;
+		} else {
+			static const uint8_t ext[] = { 0, 43, 60, 51, 44, 59 };
+
+			t = ext[rnd(k < before ? 4 : 6)];
+			if (t == 0 && !hbh_ok)
+				t = 60;
+		}
+		hbh_ok = false;
+		*nhp = t;
+		nhp = b + off;
+		if (t == 59)
+			break;
+		if (t == 44) {
+			uint16_t fo = frag ? 1 : (uint16_t)(rnd(4) ? 0 : rnd(65536) & 0xfff9);
+
+			if (!frag && !rnd(3))
+				fo = 1;
+			b[off + 1] = 0;
+			put16(b + off + 2, fo);
+			hl = 8;
+		} else if (t == 51) {
+			b[off + 1] = (uint8_t)rnd(4);
+			hl = ((uint32_t)b[off + 1] + 2) * 4;
+		} else {
+			b[off + 1] = (uint8_t)rnd(3);
+			hl = ((uint32_t)b[off + 1] + 1) * 8;
+			if (t == 0 || t == 60) {
+				/* options: all PadN so that they pass, or
+				 * random now and then */
+				if (rnd(8)) {
+					b[off + 2] = 1;
+					b[off + 3] = (uint8_t)(hl - 4);
+					memset(b + off + 4, 0, hl - 4);
+				}
+			}
+		}
+		off += hl;
+	}
+	if (*nhp != 59 || rnd(2))
+		*nhp = upper[rnd(sizeof(upper))];
+	len = off + rnd(80);
+	if (len > size)
+		len = size;
+	/* the payload length: right most of the time */
+	put16(b + 4, (uint16_t)(rnd(10) ? len - 40 : rnd(len)));
+	*wire = len;
+	/* a cut capture now and then */
+	return rnd(6) ? len : 40 + rnd(len - 39);
+}
+
+static void test_random_chains_after_a_first_fragment(void **state)
+{
+	uint8_t b[400];
+	unsigned n = 0, through = 0;
+	struct ct_defrag *d = ct_defrag_create(0, 0);
+
+	(void)state;
+	assert_non_null(d);
+	for (unsigned i = 0; i < 300000; i++) {
+		struct ct_packet pkt;
+		uint32_t wire, cap = random_packet(b, sizeof(b), &wire);
+
+		memset(&pkt, 0, sizeof(pkt));
+		ct_parse_ip(&pkt, b, cap, wire, 0);
+		if (!is_first_ip6_fragment(&pkt))
+			continue;
+		n += check_one(&pkt);
+		through += check_feed(d, &pkt);
+	}
+	ct_defrag_destroy(d);
+	print_message("random first fragments: %u, let through by defrag: %u\n", n, through);
+	assert_true(n > 50000);
+	assert_true(through > 5000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_first_ip6_fragment_of_the_corpus),
+		cmocka_unit_test(test_random_chains_after_a_first_fragment),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
