@@ -890,8 +890,8 @@ create:
  */
 static inline __attribute__((always_inline)) unsigned
 process_run(struct ct_thread *thr, const struct ct_packet *const *pkts,
-	    const struct pkt_key *keys, unsigned m, ct_time_ns now,
-	    struct ct_verdict *v, struct burst_ctx *bc)
+	    const struct pkt_key *keys, unsigned m, ct_time_ns now0,
+	    bool per_pkt, struct ct_verdict *v, struct burst_ctx *bc)
 {
 	struct ct_table *t = thr->t;
 	struct ct_conn *c = bc->conn;
@@ -912,16 +912,22 @@ process_run(struct ct_thread *thr, const struct ct_packet *const *pkts,
 	if (proto->classify)
 		return 0;
 	ct_conn_lock(c);
-	if ((ct_conn_status(c) & CT_ST_DYING) || c->expires <= now) {
+	if ((ct_conn_status(c) & CT_ST_DYING) ||
+	    c->expires <= (per_pkt ? pkts[0]->ts : now0)) {
 		ct_conn_unlock(c);
 		return 0;
 	}
 	for (j = 0; j < m && keys[j].same; j++) {
 		const struct ct_packet *pkt = pkts[j];
+		const ct_time_ns now = per_pkt ? pkt->ts : now0;
 		struct ct_proto_ctx ctx;
 		struct ct_proto_out out;
 		struct ct_conn_info ci;
 
+		/* at its own time the entry may have expired: a lookup
+		 * (process_one) reaps it */
+		if (per_pkt && c->expires <= now)
+			break;
 		if (set->checksum && (pkt->ip_csum_bad || !l4_csum_ok(pkt)))
 			break;
 		memset(&ctx, 0, sizeof(ctx));
@@ -1057,8 +1063,9 @@ int ct_process(struct ct_thread *thr, const struct ct_packet *pkt,
 	return 0;
 }
 
-int ct_process_burst(struct ct_thread *thr, const struct ct_packet *const *pkts,
-		     unsigned n, ct_time_ns now, struct ct_verdict *v)
+static inline __attribute__((always_inline)) int
+burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
+      ct_time_ns now, bool per_pkt, struct ct_verdict *v)
 {
 	struct pkt_key keys[CT_BURST_MAX];
 	const struct ct_tuple *q[CT_BURST_MAX];
@@ -1136,10 +1143,12 @@ int ct_process_burst(struct ct_thread *thr, const struct ct_packet *const *pkts,
 	/* stage 4: the trackers, in packet order; a run of packets of one
 	 * entry after the first under one hold of its lock */
 	for (unsigned i = 0; i < n;) {
-		process_one(thr, pkts[i], &keys[i], now, &v[i], &bc);
+		process_one(thr, pkts[i], &keys[i], per_pkt ? pkts[i]->ts : now,
+			    &v[i], &bc);
 		i++;
 		if (bc.conn && i < n && keys[i].same)
-			i += process_run(thr, pkts + i, keys + i, n - i, now, v + i, &bc);
+			i += process_run(thr, pkts + i, keys + i, n - i, now,
+					 per_pkt, v + i, &bc);
 	}
 	end_call(thr, true);
 	ct_read_unlock(thr);
@@ -1147,4 +1156,16 @@ int ct_process_burst(struct ct_thread *thr, const struct ct_packet *const *pkts,
 		ct_thread_fold_count(thr);
 	ct_thread_quiescent(thr);
 	return 0;
+}
+
+int ct_process_burst(struct ct_thread *thr, const struct ct_packet *const *pkts,
+		     unsigned n, ct_time_ns now, struct ct_verdict *v)
+{
+	return burst(thr, pkts, n, now, false, v);
+}
+
+int ct_process_burst_ts(struct ct_thread *thr, const struct ct_packet *const *pkts,
+			unsigned n, struct ct_verdict *v)
+{
+	return burst(thr, pkts, n, 0, true, v);
 }

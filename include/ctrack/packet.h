@@ -217,6 +217,21 @@ struct ct_packet {
 };
 
 /*
+ * ct_packet_moved - the frame @pkt was parsed from, at @from, has been
+ * copied to @to (a caller that keeps packets beyond the life of its
+ * reader's buffer, as a burst does): point @pkt into the copy.  The
+ * packet's only pointers are l3 and l4.  Cost: two compares.
+ */
+static inline void ct_packet_moved(struct ct_packet *pkt, const uint8_t *from,
+				   const uint8_t *to)
+{
+	if (pkt->l3)
+		pkt->l3 = to + (pkt->l3 - from);
+	if (pkt->l4)
+		pkt->l4 = to + (pkt->l4 - from);
+}
+
+/*
  * ct_parse_frame - parse one captured frame of link type @linktype.
  * @caplen bytes are present at @frame; @wirelen is the frame's length on
  * the wire (>= caplen).  Fills @pkt completely and returns its kind

@@ -161,6 +161,18 @@ int ct_process(struct ct_thread *thr, const struct ct_packet *pkt,
 int ct_process_burst(struct ct_thread *thr, const struct ct_packet *const *pkts,
 		     unsigned n, ct_time_ns now, struct ct_verdict *v);
 
+/*
+ * ct_process_burst_ts - the same, each packet at its own time pkts[i]->ts
+ * (for a replay in capture time; the times must not decrease along the
+ * burst).  The result is that of ct_process() on each packet in turn, at
+ * its time, with no collector pass in between: the caller ends a burst
+ * before any packet whose time could see an entry expire (ctrack read:
+ * the collector's next due time, and the burst's first time plus the
+ * shortest timeout).  Same cost as ct_process_burst.
+ */
+int ct_process_burst_ts(struct ct_thread *thr, const struct ct_packet *const *pkts,
+			unsigned n, struct ct_verdict *v);
+
 /* Connection status bits, numbered as the kernel's IPS_* bits. */
 enum {
 	CT_ST_EXPECTED = 1u << 0,
