@@ -750,6 +750,102 @@ static void test_burst_runs_without_events_match_single_packets(void **state)
 }
 
 /*
+ * ct_process_burst_ts tracks each packet at its own pkts[i]->ts: the same
+ * as ct_process() on each packet in turn at that time.  The burst holds
+ * what a replay meets: a UDP packet that finds its entry expired (30 s
+ * unreplied) right after the packet that made it (a repeated tuple: the
+ * burst would reuse the entry), and a TCP connection whose run of
+ * packets is cut by its own expiry - a FIN shortens the timeout to
+ * FIN_WAIT's 120 s and the next ACK of the run comes 200 s later (the
+ * entry is reaped and, with tcp_loose, the ACK picks a new one up).
+ * Verdicts, events and the final table must equal one call per packet,
+ * with events on (no runs) and off (runs under one lock hold).
+ */
+static void at_packet_times(bool events)
+{
+	struct fixture *a = setup_default(), *b = setup_default();
+	const uint32_t c = 0x0a000001, s = 0x0a000002;
+	struct ct_packet pk[16];
+	const struct ct_packet *pp[16];
+	struct ct_verdict vb[16], vs;
+	struct snap sa = { 0 }, sb = { 0 };
+	unsigned n = 0, created = 0;
+	const uint8_t SYN = 0x02, ACK = 0x10, FIN = 0x01;
+
+	if (!events) {
+		ct_table_set_event_handler(a->t, NULL, NULL);
+		ct_table_set_event_handler(b->t, NULL, NULL);
+	}
+	pk[n] = udp4(c, s, 5000, 53);
+	pk[n++].ts = 1 * SEC;
+	pk[n] = udp4(c, s, 5000, 53);
+	pk[n++].ts = 40 * SEC;                  /* after 31 s: expired */
+	pk[n] = tcp4(c, s, 6000, 80, SYN, 100, 0, 0);
+	pk[n++].ts = 41 * SEC;
+	pk[n] = tcp4(s, c, 80, 6000, SYN | ACK, 500, 101, 0);
+	pk[n++].ts = 42 * SEC;
+	pk[n] = tcp4(c, s, 6000, 80, ACK, 101, 501, 0);
+	pk[n++].ts = 43 * SEC;
+	pk[n] = tcp4(c, s, 6000, 80, FIN | ACK, 101, 501, 0);
+	pk[n++].ts = 44 * SEC;
+	pk[n] = tcp4(c, s, 6000, 80, ACK, 102, 501, 0);
+	pk[n++].ts = 244 * SEC;                 /* after FIN_WAIT's 120 s */
+	pk[n] = tcp4(c, s, 6000, 80, ACK, 102, 501, 10);
+	pk[n++].ts = 245 * SEC;
+	for (unsigned i = 0; i < n; i++)
+		pp[i] = &pk[i];
+	assert_int_equal(ct_process_burst_ts(a->thr, pp, n, vb), 0);
+	for (unsigned i = 0; i < n; i++) {
+		ct_process(b->thr, &pk[i], pk[i].ts, &vs);
+		assert_int_equal(vb[i].cls, vs.cls);
+		assert_int_equal(vb[i].dir, vs.dir);
+		assert_int_equal(vb[i].flags, vs.flags);
+		assert_int_equal(vb[i].l4state, vs.l4state);
+		assert_int_equal(vb[i].reason, vs.reason);
+		created += !!(vs.flags & CT_VF_CREATED);
+	}
+	/* the expired entries were really met: both packets made new ones */
+	assert_true(vb[1].flags & CT_VF_CREATED);
+	assert_true(vb[6].flags & CT_VF_CREATED);
+	assert_int_equal(created, 4);
+	assert_int_equal(a->log.n, b->log.n);
+	for (int i = 0; i < a->log.n && i < 4096; i++) {
+		assert_int_equal(a->log.ev[i].type, b->log.ev[i].type);
+		assert_int_equal(a->log.ev[i].ts, b->log.ev[i].ts);
+		assert_int_equal(a->log.ev[i].conn.l4state, b->log.ev[i].conn.l4state);
+	}
+	ct_table_dump(a->thr, -1, snap_cb, &sa);
+	ct_table_dump(b->thr, -1, snap_cb, &sb);
+	assert_int_equal(sa.n, 2);
+	assert_int_equal(sa.n, sb.n);
+	for (uint16_t sp = 5000; sp <= 6000; sp += 1000) {
+		const struct ct_conn_info *x = snap_find(&sa, sp), *y = snap_find(&sb, sp);
+
+		assert_non_null(x);
+		assert_non_null(y);
+		assert_int_equal(x->l4state, y->l4state);
+		assert_int_equal(x->status, y->status);
+		assert_int_equal(x->expires, y->expires);
+		assert_int_equal(x->packets[0], y->packets[0]);
+		assert_int_equal(x->bytes[0], y->bytes[0]);
+	}
+	teardown_f(a);
+	teardown_f(b);
+}
+
+static void test_burst_at_packet_times_matches_single_packets_at_those_times(void **state)
+{
+	(void)state;
+	at_packet_times(true);
+}
+
+static void test_burst_runs_at_packet_times_see_their_entry_expire(void **state)
+{
+	(void)state;
+	at_packet_times(false);
+}
+
+/*
  * Lookups compare an entry with the packet's tuple swapped in place
  * instead of building the reply tuple (htab.h).  For every protocol whose
  * reply tuple is the swap (all but ICMP/ICMPv6), the comparison must say
@@ -1122,6 +1218,8 @@ int main(void)
 		cmocka_unit_test(test_thread_reports_the_earliest_expiry_it_gave_since_the_last_call),
 		cmocka_unit_test(test_burst_with_repeated_tuples_matches_single_packets_across_destroy_and_reopen),
 		cmocka_unit_test(test_burst_runs_without_events_match_single_packets),
+		cmocka_unit_test(test_burst_at_packet_times_matches_single_packets_at_those_times),
+		cmocka_unit_test(test_burst_runs_at_packet_times_see_their_entry_expire),
 		cmocka_unit_test(test_same_tuple_lives_independently_in_two_zones),
 		cmocka_unit_test(test_batched_teardown_removes_only_the_batch),
 		cmocka_unit_test(test_namespace_maximum_evicts_within_the_namespace),
