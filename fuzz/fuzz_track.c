@@ -842,22 +842,32 @@ static void op_pkt(struct fz *f, struct rd *r)
 		process_frame_or_fragment(f, &pkt, true);
 }
 
+static void op_time(struct fz *f, struct rd *r);
+
 static void op_burst(struct fz *f, struct rd *r)
 {
 	static uint8_t bufs[BURST][BUF];
 	struct ct_packet pkts[BURST];
 	const struct ct_packet *pp[BURST];
 	struct ct_verdict v[BURST];
-	unsigned n = 1 + rd8(r) % BURST;
+	uint8_t b = rd8(r);
+	unsigned n = 1 + (b & 127) % BURST;
+	bool at_ts = b & 128;   /* ct_process_burst_ts: time moves inside */
 
 	for (unsigned i = 0; i < n; i++) {
 		struct pspec ps;
 
+		if (at_ts && i)
+			op_time(f, r);
 		rd_spec(r, &ps);
 		make_packet(f, &ps, bufs[i], &pkts[i]);
+		pkts[i].ts = f->now;
 		pp[i] = &pkts[i];
 	}
-	CHECK(ct_process_burst(f->thr, pp, n, f->now, v) == 0, "ct_process_burst");
+	if (at_ts)
+		CHECK(ct_process_burst_ts(f->thr, pp, n, v) == 0, "ct_process_burst_ts");
+	else
+		CHECK(ct_process_burst(f->thr, pp, n, f->now, v) == 0, "ct_process_burst");
 	for (unsigned i = 0; i < n; i++)
 		check_verdict(f, &pkts[i], &v[i], false);
 }
