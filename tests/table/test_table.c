@@ -832,6 +832,17 @@ static void test_hashing_many_tuples_equals_hashing_each(void **state)
 		for (unsigned i = 0; i < n; i++)
 			assert_int_equal(out[i], ct_hash_tuple(&key, &tu[i]));
 	}
+	/* every vector instance the CPU has, not only the one it picks */
+	for (int isa = 0; isa < CT_HASH_ISA_MAX; isa++) {
+		for (unsigned n = 1; n <= 64; n++) {
+			if (!ct_hash_tuple4_many_isa(&key, tp, n, out, (enum ct_hash_isa)isa))
+				break;
+			for (unsigned i = 0; i < n; i++)
+				assert_int_equal(out[i], ct_hash_tuple(&key, &tu[i]));
+		}
+	}
+	/* the scalar instance exists everywhere */
+	assert_true(ct_hash_tuple4_many_isa(&key, tp, 5, out, CT_HASH_SCALAR));
 }
 
 /*
