@@ -12,6 +12,7 @@
  * ~35 instructions a key).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <netinet/in.h>
 #include <string.h>
@@ -114,63 +115,116 @@ uint64_t ct_hash_tuple4(const struct ct_hash_key *key, const struct ct_tuple *t)
 }
 
 #if defined(__x86_64__)
+/* canon4's 64-bit words of four tuples, in registers.  The port, zone
+ * and protocol fields lie in one little-endian word at the end of the
+ * tuple: sport | dport << 16 | zone << 32 | l3 << 48 | l4 << 56. */
+_Static_assert(offsetof(struct ct_tuple, sport) == 32 &&
+	       offsetof(struct ct_tuple, dport) == 34 &&
+	       offsetof(struct ct_tuple, zone) == 36 &&
+	       offsetof(struct ct_tuple, l3) == 38 &&
+	       offsetof(struct ct_tuple, l4) == 39, "tuple layout canon4_x4 reads");
+
+static inline uint64_t tuple_tail(const struct ct_tuple *t)
+{
+	uint64_t w;
+
+	memcpy(&w, &t->sport, sizeof(w));
+	return w;
+}
+
 /*
- * Four two-word SipHash-1-3 at once, one per 64-bit lane of AVX2
- * registers: the same function as siphash13_2, bit for bit.  Rotations by
- * 32 and 16 are a dword and a byte shuffle, the others two shifts and an
- * or.
+ * canon4() of t[0..3], lane j for t[j], bit for bit: an endpoint is
+ * address << 16 | port, below 2^48, so the signed 64-bit compare orders
+ * them as canon4's unsigned one does.
  */
-#define V_ROTL(x, b) _mm256_or_si256(_mm256_slli_epi64((x), (b)), _mm256_srli_epi64((x), 64 - (b)))
+__attribute__((target("avx2"), always_inline))
+static inline void canon4_x4(const struct ct_tuple *const *t, __m256i *m0, __m256i *m1)
+{
+	const __m256i w = _mm256_setr_epi64x((long long)tuple_tail(t[0]),
+					     (long long)tuple_tail(t[1]),
+					     (long long)tuple_tail(t[2]),
+					     (long long)tuple_tail(t[3]));
+	const __m256i src = _mm256_setr_epi64x(t[0]->src.ip4, t[1]->src.ip4,
+					       t[2]->src.ip4, t[3]->src.ip4);
+	const __m256i dst = _mm256_setr_epi64x(t[0]->dst.ip4, t[1]->dst.ip4,
+					       t[2]->dst.ip4, t[3]->dst.ip4);
+	const __m256i m16 = _mm256_set1_epi64x(0xffff);
+	/* bytes of each word: l4, l3, zone (two), then zero */
+	const __m256i proto_sel = _mm256_setr_epi8(7, 6, 4, 5, -1, -1, -1, -1,
+						   15, 14, 12, 13, -1, -1, -1, -1,
+						   7, 6, 4, 5, -1, -1, -1, -1,
+						   15, 14, 12, 13, -1, -1, -1, -1);
+	__m256i sport = _mm256_and_si256(w, m16);
+	__m256i dport = _mm256_and_si256(_mm256_srli_epi64(w, 16), m16);
+	__m256i l4 = _mm256_srli_epi64(w, 56);
+	__m256i icmp = _mm256_or_si256(_mm256_cmpeq_epi64(l4, _mm256_set1_epi64x(IPPROTO_ICMP)),
+				       _mm256_cmpeq_epi64(l4, _mm256_set1_epi64x(IPPROTO_ICMPV6)));
+	__m256i dp = _mm256_blendv_epi8(dport, sport, icmp);
+	__m256i a = _mm256_or_si256(_mm256_slli_epi64(src, 16), sport);
+	__m256i z = _mm256_or_si256(_mm256_slli_epi64(dst, 16), dp);
+	__m256i gt = _mm256_cmpgt_epi64(a, z);
+	__m256i lo = _mm256_blendv_epi8(a, z, gt);
+	__m256i hi = _mm256_blendv_epi8(z, a, gt);
+
+	*m0 = _mm256_or_si256(_mm256_slli_epi64(lo, 16), _mm256_srli_epi64(hi, 32));
+	*m1 = _mm256_or_si256(_mm256_slli_epi64(hi, 32), _mm256_shuffle_epi8(w, proto_sel));
+}
+
+/*
+ * Four two-word SipHash-1-3 at once, one per 64-bit lane of 256-bit
+ * registers: the same function as siphash13_2, bit for bit (hash_x4.h).
+ * Rotations by 32 and 16 are a dword and a byte shuffle.
+ */
 #define V_ROTL32(x) _mm256_shuffle_epi32((x), 0xb1)
 #define V_ROTL16(x) _mm256_shuffle_epi8((x), rot16)
-#define V_SIPROUND                                                              \
-	do {                                                                    \
-		v0 = _mm256_add_epi64(v0, v1); v1 = V_ROTL(v1, 13);             \
-		v1 = _mm256_xor_si256(v1, v0); v0 = V_ROTL32(v0);               \
-		v2 = _mm256_add_epi64(v2, v3); v3 = V_ROTL16(v3);               \
-		v3 = _mm256_xor_si256(v3, v2);                                  \
-		v0 = _mm256_add_epi64(v0, v3); v3 = V_ROTL(v3, 21);             \
-		v3 = _mm256_xor_si256(v3, v0);                                  \
-		v2 = _mm256_add_epi64(v2, v1); v1 = V_ROTL(v1, 17);             \
-		v1 = _mm256_xor_si256(v1, v2); v2 = V_ROTL32(v2);               \
-	} while (0)
 
-__attribute__((target("avx2")))
-static void siphash13_2_x4(const struct ct_hash_key *key, const uint64_t *m0,
-			   const uint64_t *m1, uint64_t *out)
-{
-	const __m256i rot16 = _mm256_setr_epi8(6, 7, 0, 1, 2, 3, 4, 5,
-					       14, 15, 8, 9, 10, 11, 12, 13,
-					       6, 7, 0, 1, 2, 3, 4, 5,
-					       14, 15, 8, 9, 10, 11, 12, 13);
-	const __m256i k0 = _mm256_set1_epi64x((long long)key->k0);
-	const __m256i k1 = _mm256_set1_epi64x((long long)key->k1);
-	const __m256i b = _mm256_set1_epi64x(0x1000000000000000LL); /* 16 << 56 */
-	__m256i a0 = _mm256_loadu_si256((const __m256i *)(const void *)m0);
-	__m256i a1 = _mm256_loadu_si256((const __m256i *)(const void *)m1);
-	__m256i v0 = _mm256_xor_si256(k0, _mm256_set1_epi64x(0x736f6d6570736575LL));
-	__m256i v1 = _mm256_xor_si256(k1, _mm256_set1_epi64x(0x646f72616e646f6dLL));
-	__m256i v2 = _mm256_xor_si256(k0, _mm256_set1_epi64x(0x6c7967656e657261LL));
-	__m256i v3 = _mm256_xor_si256(k1, _mm256_set1_epi64x(0x7465646279746573LL));
+#define X4_TARGET "avx2"
+#define X4_NAME(n) n##_avx2
+#define V_ROTL(x, b) _mm256_or_si256(_mm256_slli_epi64((x), (b)), _mm256_srli_epi64((x), 64 - (b)))
+#include "hash_x4.h"
+#undef X4_TARGET
+#undef X4_NAME
+#undef V_ROTL
 
-	v3 = _mm256_xor_si256(v3, a0);
-	V_SIPROUND;
-	v0 = _mm256_xor_si256(v0, a0);
-	v3 = _mm256_xor_si256(v3, a1);
-	V_SIPROUND;
-	v0 = _mm256_xor_si256(v0, a1);
-	v3 = _mm256_xor_si256(v3, b);
-	V_SIPROUND;
-	v0 = _mm256_xor_si256(v0, b);
-	v2 = _mm256_xor_si256(v2, _mm256_set1_epi64x(0xff));
-	V_SIPROUND;
-	V_SIPROUND;
-	V_SIPROUND;
-	_mm256_storeu_si256((__m256i *)(void *)out,
-			    _mm256_xor_si256(_mm256_xor_si256(v0, v1),
-					     _mm256_xor_si256(v2, v3)));
-}
+#define X4_TARGET "avx2,avx512f,avx512vl"
+#define X4_NAME(n) n##_avx512vl
+#define V_ROTL(x, b) _mm256_rol_epi64((x), (b))
+#include "hash_x4.h"
+#undef X4_TARGET
+#undef X4_NAME
+#undef V_ROTL
 #endif
+
+bool ct_hash_tuple4_many_isa(const struct ct_hash_key *key,
+			     const struct ct_tuple *const *t, unsigned n,
+			     uint64_t *out, enum ct_hash_isa isa)
+{
+	unsigned i = 0;
+
+	switch (isa) {
+	case CT_HASH_SCALAR:
+		break;
+#if defined(__x86_64__)
+	case CT_HASH_AVX2:
+		if (!__builtin_cpu_supports("avx2"))
+			return false;
+		hash_tuple4_many_avx2(key, t, n, out);
+		i = n & ~3u;
+		break;
+	case CT_HASH_AVX512VL:
+		if (!__builtin_cpu_supports("avx512vl"))
+			return false;
+		hash_tuple4_many_avx512vl(key, t, n, out);
+		i = n & ~3u;
+		break;
+#endif
+	default:
+		return false;
+	}
+	for (; i < n; i++)
+		out[i] = ct_hash_tuple4(key, t[i]);
+	return true;
+}
 
 void ct_hash_tuple4_many(const struct ct_hash_key *key,
 			 const struct ct_tuple *const *t, unsigned n, uint64_t *out)
@@ -178,13 +232,13 @@ void ct_hash_tuple4_many(const struct ct_hash_key *key,
 	unsigned i = 0;
 
 #if defined(__x86_64__)
-	if (n >= 4 && __builtin_cpu_supports("avx2")) {
-		for (; i + 4 <= n; i += 4) {
-			uint64_t m0[4], m1[4];
-
-			for (unsigned j = 0; j < 4; j++)
-				canon4(t[i + j], &m0[j], &m1[j]);
-			siphash13_2_x4(key, m0, m1, out + i);
+	if (n >= 4) {
+		if (__builtin_cpu_supports("avx512vl")) {
+			hash_tuple4_many_avx512vl(key, t, n, out);
+			i = n & ~3u;
+		} else if (__builtin_cpu_supports("avx2")) {
+			hash_tuple4_many_avx2(key, t, n, out);
+			i = n & ~3u;
 		}
 	}
 #endif

@@ -15,6 +15,7 @@
 #ifndef CT_HASH_H
 #define CT_HASH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ctrack/tuple.h"
@@ -28,9 +29,22 @@ uint64_t ct_hash_tuple4(const struct ct_hash_key *key, const struct ct_tuple *t)
 uint64_t ct_hash_tuple6(const struct ct_hash_key *key, const struct ct_tuple *t);
 
 /* ct_hash_tuple4 of @n IPv4 tuples into @out[0..n-1]; four at a time
- * with AVX2 when the CPU has it (same results). */
+ * with AVX-512VL or AVX2 when the CPU has them (same results). */
 void ct_hash_tuple4_many(const struct ct_hash_key *key,
 			 const struct ct_tuple *const *t, unsigned n, uint64_t *out);
+
+/* ct_hash_tuple4_many with the vector code chosen (tests): false, and
+ * nothing computed, when the CPU lacks it. */
+enum ct_hash_isa {
+	CT_HASH_SCALAR,
+	CT_HASH_AVX2,
+	CT_HASH_AVX512VL,
+	CT_HASH_ISA_MAX,
+};
+
+bool ct_hash_tuple4_many_isa(const struct ct_hash_key *key,
+			     const struct ct_tuple *const *t, unsigned n,
+			     uint64_t *out, enum ct_hash_isa isa);
 
 /* ct_hash_tuple - 64-bit keyed hash; equal for a tuple and its inverse. */
 static inline uint64_t ct_hash_tuple(const struct ct_hash_key *key,

@@ -30,42 +30,12 @@
  * UDP-Lite forbids) is checked here because the kernel checks it whatever
  * nf_conntrack_checksum says.
  */
-#include "proto.h"
-
-/* Private area: when the entry was created (ctx->now of its first packet). */
-struct udp_priv {
-	uint64_t created_ns;
-};
-
-_Static_assert(sizeof(struct udp_priv) % 8 == 0, "priv size multiple of 8");
-
-/* nf_conntrack_udp_packet: "Still active after two seconds?" */
-#define UDP_STREAM_DELAY_NS (2ull * 1000000000ull)
+#include "proto_udp.h"
 
 static void udp_packet(struct ct_conn *c, const struct ct_proto_ctx *ctx,
 		       struct ct_proto_out *out)
 {
-	struct udp_priv *p = ct_conn_priv(c);
-	const struct ct_settings *set = ctx->set;
-
-	if (ctx->is_new)
-		p->created_ns = ctx->now;
-
-	out->verdict = CT_PV_ACCEPT;
-	if (!(ctx->status & CT_ST_SEEN_REPLY)) {
-		out->timeout_ns = ct_secs(set->udp_timeout);
-		return;
-	}
-	/* time_after(jiffies, stream_ts): strictly later than created + 2 s.
-	 * Written so that a clock that went backwards cannot wrap. */
-	if (ctx->now > p->created_ns &&
-	    ctx->now - p->created_ns > UDP_STREAM_DELAY_NS) {
-		out->timeout_ns = ct_secs(set->udp_timeout_stream);
-		if (!(ctx->status & (CT_ST_ASSURED | CT_ST_NAT_CLASH)))
-			out->set_assured = true;
-	} else {
-		out->timeout_ns = ct_secs(set->udp_timeout);
-	}
+	ct_udp_packet(c, ctx, out);
 }
 
 static void udplite_packet(struct ct_conn *c, const struct ct_proto_ctx *ctx,
@@ -94,7 +64,7 @@ static void udplite_packet(struct ct_conn *c, const struct ct_proto_ctx *ctx,
 const struct ct_proto ct_proto_udp = {
 	.name = "udp",
 	.l4 = 17,
-	.priv_size = sizeof(struct udp_priv),
+	.priv_size = sizeof(struct ct_udp_priv),
 	.packet = udp_packet,
 };
 

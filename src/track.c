@@ -25,10 +25,14 @@
 
 #include "proto.h"
 #include "proto_icmp.h"
+#include "proto_udp.h"
 #include "table_impl.h"
 
 /* Rows the eviction scan looks at, as the kernel's NF_CT_EVICTION_RANGE. */
 #define CT_EVICTION_RANGE 8
+
+/* IPv4 keys a burst hashes before it prefetches their rows */
+#define CT_HASH_CHUNK 8
 
 /*
  * A packet's lookup key.  The reply tuple is not built: for every protocol
@@ -167,6 +171,21 @@ static inline uint64_t expiry_at(ct_time_ns now, uint64_t timeout_ns)
 	uint64_t e = now + timeout_ns;
 
 	return e < now || e >= CT_DUE_NEVER ? CT_DUE_NEVER - 1 : e;
+}
+
+/*
+ * Run @proto's tracker on an entry that exists: UDP's rule inline
+ * (proto_udp.h), the commonest established lookup, without the indirect
+ * call; the rest through the tracker table.
+ */
+static inline __attribute__((always_inline)) void
+track_packet(const struct ct_proto *proto, struct ct_conn *c,
+	     const struct ct_proto_ctx *ctx, struct ct_proto_out *out)
+{
+	if (proto == &ct_proto_udp)
+		ct_udp_packet(c, ctx, out);
+	else
+		proto->packet(c, ctx, out);
 }
 
 /* Account a packet to @c (entry lock held). */
@@ -791,7 +810,7 @@ lookup:
 		ctx.dir = dir;
 		ctx.is_new = false;
 		memset(&out, 0, sizeof(out));
-		proto->packet(c, &ctx, &out);
+		track_packet(proto, c, &ctx, &out);
 		/* ACCEPT and IGNORE go on below; the rest end here */
 		switch (__builtin_expect(out.verdict > CT_PV_IGNORE, 0) ? out.verdict
 									 : CT_PV_ACCEPT) {
@@ -937,7 +956,7 @@ process_run(struct ct_thread *thr, const struct ct_packet *const *pkts,
 		ctx.dir = dir;
 		ctx.status = ct_conn_status(c);
 		memset(&out, 0, sizeof(out));
-		proto->packet(c, &ctx, &out);
+		track_packet(proto, c, &ctx, &out);
 		if (out.verdict == CT_PV_REPEAT) {
 			/* the entry goes; process_one tracks the packet anew */
 			kill(thr, c, CT_DESTROY_REOPEN, &ci);
@@ -1075,35 +1094,47 @@ burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
 	struct burst_ctx bc = { 0 };
 	struct ct_table *t;
 	struct ct_htab *h;
-	bool may_skip;
+	bool may_skip, any_same = false;
 
 	if (!thr || (!pkts && n) || (!v && n) || n > CT_BURST_MAX)
 		return -EINVAL;
 	t = thr->t;
-	/* stage 1: every key, then the hashes of the IPv4 ones together (a
-	 * repeated tuple takes the previous packet's hash) */
-	for (unsigned i = 0; i < n; i++)
+	ct_read_lock(thr);
+	h = atomic_load_explicit(&t->htab, memory_order_acquire);
+	/* stage 1: every key; a key hashed here (not IPv4) has its row
+	 * prefetched at once */
+	for (unsigned i = 0; i < n; i++) {
 		if (make_key(t, pkts[i], &keys[i], i ? &keys[i - 1] : NULL, true)) {
 			q[nq] = keys[i].key;
 			qi[nq++] = (uint8_t)i;
+		} else if (keys[i].same) {
+			any_same = true;
+		} else if (keys[i].lookup) {
+			__builtin_prefetch(&h->rows[keys[i].hash & h->mask]);
 		}
-	if (nq)
-		ct_hash_tuple4_many(&t->key, q, nq, qh);
-	for (unsigned j = 0; j < nq; j++)
-		keys[qi[j]].hash = qh[j];
-	ct_read_lock(thr);
-	h = atomic_load_explicit(&t->htab, memory_order_acquire);
+	}
+	/* stage 2: the IPv4 hashes, CT_HASH_CHUNK at a time (four at a time
+	 * inside), each chunk's rows prefetched before the next is hashed:
+	 * the first rows are on their way while the rest hash, so stage 3
+	 * seldom waits for a row, and the misses do not all queue at once */
+	for (unsigned j = 0; j < nq; j += CT_HASH_CHUNK) {
+		unsigned m = nq - j < CT_HASH_CHUNK ? nq - j : CT_HASH_CHUNK;
+
+		ct_hash_tuple4_many(&t->key, q + j, m, qh + j);
+		for (unsigned x = j; x < j + m; x++) {
+			keys[qi[x]].hash = qh[x];
+			__builtin_prefetch(&h->rows[qh[x] & h->mask]);
+		}
+	}
+	/* a repeated tuple takes the previous packet's hash */
+	if (any_same)
+		for (unsigned i = 1; i < n; i++)
+			if (keys[i].same)
+				keys[i].hash = keys[i - 1].hash;
 	/* a tuple absent from its row is absent from the table when the row
 	 * has no overflow and no resize is on (struct burst_ctx) */
 	may_skip = h->mask >= 255 &&
 		   !atomic_load_explicit(&h->future, memory_order_acquire);
-	/* stage 2: prefetch every row */
-	for (unsigned i = 0; i < n; i++) {
-		if (keys[i].same)
-			keys[i].hash = keys[i - 1].hash;
-		else if (keys[i].lookup)
-			__builtin_prefetch(&h->rows[keys[i].hash & h->mask]);
-	}
 	/* stage 3: prefetch entries whose signature matches */
 	for (unsigned i = 0; i < n; i++) {
 		const struct ct_row *r;
@@ -1132,8 +1163,18 @@ burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
 				 * take a fill buffer from another packet */
 				const uintptr_t c = (uintptr_t)ct_slot_conn(sl);
 				const uintptr_t end = c + span - 1;
-				for (uintptr_t l = c & ~(uintptr_t)63; l <= end; l += 64)
-					__builtin_prefetch((const void *)l);
+				/* span is over 64 (the core and accounting),
+				 * so c + 64 is on the second line and end on
+				 * the second or third; a second prefetch of a
+				 * line merges with the first */
+				__builtin_prefetch((const void *)c);
+				__builtin_prefetch((const void *)(c + 64));
+				if (__builtin_expect(span > 128, 0)) {
+					for (uintptr_t l = (c & ~(uintptr_t)63) + 128; l <= end; l += 64)
+						__builtin_prefetch((const void *)l);
+				} else {
+					__builtin_prefetch((const void *)end);
+				}
 			}
 		}
 		keys[i].absent = may_skip && !keys[i].cand &&

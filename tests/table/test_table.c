@@ -895,13 +895,14 @@ static void test_swapped_comparison_agrees_with_the_inverted_tuple(void **state)
  * A burst hashes its IPv4 keys together (four at a time in AVX2 registers
  * where the CPU has them); single packets hash one by one.  Both must
  * give the very same value, or a connection created by one path would
- * not be found by the other.  Random tuples of every kind (ICMP too, whose
- * canonical form differs), in runs of every length up to 64.
+ * not be found by the other.  Random tuples of every kind (ICMP and
+ * ICMPv6 too, whose canonical form differs), in runs of every length up
+ * to 64.
  */
 static void test_hashing_many_tuples_equals_hashing_each(void **state)
 {
 	static const uint8_t protos[] = { IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP,
-					  IPPROTO_SCTP, IPPROTO_GRE, 50 };
+					  IPPROTO_SCTP, IPPROTO_GRE, 50, IPPROTO_ICMPV6 };
 	struct ct_hash_key key = { 0x0123456789abcdefull, 0xfedcba9876543210ull };
 	struct ct_tuple tu[64];
 	const struct ct_tuple *tp[64];
@@ -927,6 +928,17 @@ static void test_hashing_many_tuples_equals_hashing_each(void **state)
 		for (unsigned i = 0; i < n; i++)
 			assert_int_equal(out[i], ct_hash_tuple(&key, &tu[i]));
 	}
+	/* every vector instance the CPU has, not only the one it picks */
+	for (int isa = 0; isa < CT_HASH_ISA_MAX; isa++) {
+		for (unsigned n = 1; n <= 64; n++) {
+			if (!ct_hash_tuple4_many_isa(&key, tp, n, out, (enum ct_hash_isa)isa))
+				break;
+			for (unsigned i = 0; i < n; i++)
+				assert_int_equal(out[i], ct_hash_tuple(&key, &tu[i]));
+		}
+	}
+	/* the scalar instance exists everywhere */
+	assert_true(ct_hash_tuple4_many_isa(&key, tp, 5, out, CT_HASH_SCALAR));
 }
 
 /*
