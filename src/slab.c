@@ -2,7 +2,8 @@
  * slab.c - per-namespace object slabs over a huge-page arena (see slab.h).
  *
  * Three levels, each amortising the one below: the arena maps 2 MiB
- * regions (madvise(MADV_HUGEPAGE), since THP is in madvise mode here) and
+ * regions (madvise(MADV_HUGEPAGE) from the second on, since THP is in
+ * madvise mode here) and
  * hands out 32 KiB chunks; a slab carves a chunk into objects of one size;
  * a thread's magazine takes up to 32 objects from the slab per lock.
  * Memory is never returned to the system before the table is destroyed;
@@ -126,7 +127,10 @@ static int arena_grow(struct ct_arena *a)
 		munmap(aligned, CT_REGION_SIZE);
 		return -ENOMEM;
 	}
-	madvise(aligned, CT_REGION_SIZE, MADV_HUGEPAGE);
+	/* the first region in small pages: a small table touches a few of
+	 * them, where a huge page is zeroed whole at its first write */
+	if (a->n_regions > 0)
+		madvise(aligned, CT_REGION_SIZE, MADV_HUGEPAGE);
 	a->regions[a->n_regions++] = aligned;
 	a->carve = aligned;
 	a->carve_end = aligned + CT_REGION_SIZE;
