@@ -56,15 +56,17 @@ void ct_table_config_default(struct ct_table_config *cfg)
 	cfg->rcu = CT_RCU_MEMB;
 	cfg->max_chain = 64;
 	cfg->resize_load_pct = 75;
+	cfg->resize_growth_pct = CT_GROWTH_PCT_DEFAULT;
 }
 
-static uint64_t pow2_at_least(uint64_t v)
+/* Rows: at least 64 and a multiple of 64 (whole collector groups). */
+static uint64_t rows_round(uint64_t v)
 {
-	uint64_t p = 64;
-
-	while (p < v)
-		p <<= 1;
-	return p;
+	if (v < CT_GROUP_ROWS)
+		return CT_GROUP_ROWS;
+	if (v > CT_ROWS_MAX)
+		return CT_ROWS_MAX;
+	return (v + CT_GROUP_ROWS - 1) / CT_GROUP_ROWS * CT_GROUP_ROWS;
 }
 
 int ct_table_create(const struct ct_table_config *cfg, struct ct_table **out)
@@ -82,6 +84,12 @@ int ct_table_create(const struct ct_table_config *cfg, struct ct_table **out)
 		t->cfg.max_chain = 64;
 	if (!t->cfg.resize_load_pct)
 		t->cfg.resize_load_pct = 75;
+	if (!t->cfg.resize_growth_pct)
+		t->cfg.resize_growth_pct = CT_GROWTH_PCT_DEFAULT;
+	if (t->cfg.resize_growth_pct < 110 || t->cfg.resize_growth_pct > 400) {
+		free(t);
+		return -EINVAL;
+	}
 	t->rcu = ct_rcu_flavor(cfg->rcu);
 	if (cfg->hash_key) {
 		memcpy(&t->key, cfg->hash_key, sizeof(t->key));
@@ -103,7 +111,7 @@ int ct_table_create(const struct ct_table_config *cfg, struct ct_table **out)
 	t->ns = calloc(CT_MAX_ZONES, sizeof(*t->ns));
 	if (!t->ns)
 		goto nomem;
-	t->htab = ct_htab_new(pow2_at_least(cfg->settings.buckets ? cfg->settings.buckets : 1024));
+	t->htab = ct_htab_new(rows_round(cfg->settings.buckets ? cfg->settings.buckets : 1024));
 	if (!t->htab)
 		goto nomem;
 	atomic_init(&t->n_rows, atomic_load(&t->htab)->n_rows);
@@ -374,7 +382,7 @@ static struct ct_row *lock_row_for(struct ct_table *t, uint32_t hash,
 	struct ct_htab *h = atomic_load_explicit(&t->htab, memory_order_acquire);
 
 	for (;;) {
-		struct ct_row *r = &h->rows[hash & h->mask];
+		struct ct_row *r = ct_htab_row(h, hash);
 
 		ct_row_lock(r);
 		if (!ct_row_moved(r)) {
@@ -442,9 +450,9 @@ void ct_conn_due_lowered(struct ct_table *t, struct ct_conn *c)
 	 * bounds (gc.c explains the pairing) */
 	atomic_thread_fence(memory_order_seq_cst);
 	exp = __atomic_load_n(&c->expires, __ATOMIC_RELAXED);
-	ct_htab_lower_due(h, c->hash & h->mask, exp);
+	ct_htab_lower_due(h, ct_row_index(c->hash, h->n_rows), exp);
 	if (f)
-		ct_htab_lower_due(f, c->hash & f->mask, exp);
+		ct_htab_lower_due(f, ct_row_index(c->hash, f->n_rows), exp);
 }
 
 /* ---- online resize ---- */
@@ -478,7 +486,7 @@ static bool migrate_row(struct ct_table *t, struct ct_htab *h,
 			if (!s)
 				continue;
 			c = ct_slot_conn(s);
-			nr = &f->rows[c->hash & f->mask];
+			nr = ct_htab_row(f, c->hash);
 			if (!ct_tuple_invert(&c->tuple, &inv))
 				inv = c->tuple;
 			ct_row_lock(nr);
@@ -494,7 +502,7 @@ static bool migrate_row(struct ct_table *t, struct ct_htab *h,
 				ok = false;
 				goto out;
 			}
-			ct_due_lower(&f->group_due_inv[(c->hash & f->mask) / CT_GROUP_ROWS],
+			ct_due_lower(&f->group_due_inv[(uint64_t)(nr - f->rows) / CT_GROUP_ROWS],
 				     __atomic_load_n(&c->expires, __ATOMIC_RELAXED));
 		}
 	}
@@ -567,12 +575,20 @@ void ct_table_maybe_grow(struct ct_table *t)
 		pthread_mutex_unlock(&t->resize_lock);
 		return;
 	}
-	/* grow so that the entries fill at most half the new threshold:
-	 * a burst of inserts during the migration still has room */
+	/* grow by the growth factor g, or by more until the entries fill at
+	 * most 1/g of the threshold (a burst of inserts during the migration
+	 * still has room below it); at most to CT_ROWS_MAX */
 	{
-		uint64_t rows = h->n_rows * 2;
-		while ((uint64_t)n * 200 > rows * CT_ROW_SLOTS * t->cfg.resize_load_pct)
-			rows *= 2;
+		uint64_t g = t->cfg.resize_growth_pct, rows = h->n_rows;
+
+		if (rows >= CT_ROWS_MAX) {
+			pthread_mutex_unlock(&t->resize_lock);
+			return;
+		}
+		do
+			rows = rows_round(rows * g / 100 + 1);
+		while (rows < CT_ROWS_MAX &&
+		       (uint64_t)n * g > rows * CT_ROW_SLOTS * t->cfg.resize_load_pct);
 		f = ct_htab_new(rows);
 	}
 	if (f && !atomic_compare_exchange_strong(&h->future, &expect, f))

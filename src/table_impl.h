@@ -67,6 +67,12 @@ struct ct_ns {
 
 /* Entries waiting for a grace period, freed together by one call_rcu. */
 #define CT_FREE_BATCH 64
+
+/* Default resize growth (ct_table_config.resize_growth_pct): with the
+ * default threshold of 75% the load stays between 60% and 75%, where rows
+ * cost 14-18 bytes per entry (a doubling let it fall to 37.5%, 27 bytes)
+ * and one row in six to ten carries an overflow row. */
+#define CT_GROWTH_PCT_DEFAULT 125
 struct ct_free_batch {
 	struct rcu_head rcu;
 	unsigned n;

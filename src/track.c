@@ -246,10 +246,14 @@ static bool early_drop(struct ct_thread *thr, uint64_t hash, uint16_t only_zone,
 		       bool zone_only, ct_time_ns now)
 {
 	struct ct_htab *h = atomic_load_explicit(&thr->t->htab, memory_order_acquire);
+	uint64_t idx = ct_row_index(hash, h->n_rows);
 
-	for (unsigned i = 0; i < CT_EVICTION_RANGE; i++) {
-		struct ct_row *r = &h->rows[(hash + i) & h->mask];
+	for (unsigned i = 0; i < CT_EVICTION_RANGE; i++, idx++) {
+		struct ct_row *r;
 
+		if (idx >= h->n_rows)
+			idx = 0;
+		r = &h->rows[idx];
 		for (; r; r = ct_row_next(r))
 			for (int k = 0; k < CT_ROW_SLOTS; k++) {
 				uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_acquire);
@@ -578,7 +582,7 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 		{
 			struct ct_htab *hh = atomic_load_explicit(&t->htab, memory_order_acquire);
 			for (;;) {
-				r = &hh->rows[k->hash & hh->mask];
+				r = ct_htab_row(hh, k->hash);
 				ct_row_lock(r);
 				if (!ct_row_moved(r))
 					break;
@@ -627,7 +631,7 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 	/* our own expiry, not c->expires: the entry is public now and others
 	 * may be changing it (a longer one needs no lower bound, a shorter
 	 * one is lowered by whoever set it) */
-	ct_due_lower(&h->group_due_inv[(k->hash & h->mask) / CT_GROUP_ROWS], exp);
+	ct_due_lower(&h->group_due_inv[(uint64_t)(r - h->rows) / CT_GROUP_ROWS], exp);
 	note_due(thr, exp);
 	ct_thread_count_add(thr, 1);
 	/* ct_ns_count_add's relaxed add, inline */
@@ -1088,14 +1092,14 @@ int ct_process_burst(struct ct_thread *thr, const struct ct_packet *const *pkts,
 	h = atomic_load_explicit(&t->htab, memory_order_acquire);
 	/* a tuple absent from its row is absent from the table when the row
 	 * has no overflow and no resize is on (struct burst_ctx) */
-	may_skip = h->mask >= 255 &&
+	may_skip = h->n_rows >= 256 &&
 		   !atomic_load_explicit(&h->future, memory_order_acquire);
 	/* stage 2: prefetch every row */
 	for (unsigned i = 0; i < n; i++) {
 		if (keys[i].same)
 			keys[i].hash = keys[i - 1].hash;
 		else if (keys[i].lookup)
-			__builtin_prefetch(&h->rows[keys[i].hash & h->mask]);
+			__builtin_prefetch(ct_htab_row(h, keys[i].hash));
 	}
 	/* stage 3: prefetch entries whose signature matches */
 	for (unsigned i = 0; i < n; i++) {
@@ -1105,7 +1109,7 @@ int ct_process_burst(struct ct_thread *thr, const struct ct_packet *const *pkts,
 
 		if (!keys[i].lookup || keys[i].same)
 			continue;
-		r = &h->rows[keys[i].hash & h->mask];
+		r = ct_htab_row(h, keys[i].hash);
 		sig = ct_slot_sig(keys[i].hash);
 		span = sizeof(struct ct_conn) + sizeof(struct ct_ext_acct) +
 		       ct_proto_find(pkts[i]->tuple.l4)->priv_size;
