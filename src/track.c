@@ -66,10 +66,13 @@ struct pkt_key {
  *  - stage 3's "absent" (pkt_key.absent): the row had no signature match,
  *    no overflow row, no lock and no next generation.  Until something is
  *    inserted into that row the tuple cannot be in the table, so the
- *    lookup is skipped; inserts made by this burst mark their row in
- *    ins_rows (bit: hash & 255, the same for every generation of at least
- *    256 rows; 256 bits, so that a burst's own inserts seldom send a
- *    later packet to a needless lookup), and a marked row is looked up.  An entry another thread
+ *    lookup is skipped; inserts made by this burst mark their hash in
+ *    ins_rows (bit: hash & 255; 256 bits, so that a burst's own inserts
+ *    seldom send a later packet to a needless lookup), and a packet whose
+ *    bit is marked is looked up.  An entry this burst inserts with the
+ *    packet's tuple has the packet's hash (it is direction-blind), so it
+ *    marks the packet's bit whatever row or generation it went to; the
+ *    bit need not follow the row function.  An entry another thread
  *    inserts meanwhile is met by the insert's clash check, as when it
  *    comes just after a lookup.
  */
