@@ -586,7 +586,7 @@ void ct_table_maybe_grow(struct ct_table *t)
 			return;
 		}
 		do
-			rows = rows_round(rows * g / 100 + 1);
+			rows = rows_round(rows * g / 100);
 		while (rows < CT_ROWS_MAX &&
 		       (uint64_t)n * g > rows * CT_ROW_SLOTS * t->cfg.resize_load_pct);
 		f = ct_htab_new(rows);

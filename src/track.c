@@ -666,9 +666,7 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 	bc->ins_rows[(k->hash >> 6) & 3] |= 1ull << (k->hash & 63);
 	if (thr->count_delta >= 64)
 		ct_thread_fold_count(thr);
-	ct_table_maybe_grow_inline(t);
-	if (atomic_load_explicit(&h->future, memory_order_relaxed))
-		ct_table_resize_step(t, 8);
+	ct_table_after_insert(t);
 	return false;
 }
 
