@@ -462,6 +462,20 @@ static void old_htab_free_cb(struct rcu_head *head)
 	ct_htab_free(caa_container_of(head, struct ct_htab, rcu));
 }
 
+/* Prefetch the entries of row @r (without its lock: a stale pointer is
+ * only a wasted prefetch, which never faults): migrate_row reads each
+ * one's hash, a cache miss per entry otherwise, taken one at a time under
+ * the row locks. */
+static void prefetch_row_entries(const struct ct_row *r)
+{
+	for (int k = 0; k < CT_ROW_SLOTS; k++) {
+		uint64_t s = atomic_load_explicit(&((struct ct_row *)r)->slot[k],
+						  memory_order_relaxed);
+		if (s)
+			__builtin_prefetch(&ct_slot_conn(s)->hash);
+	}
+}
+
 /* Move every entry of old row @i into generation @f.  Caller holds
  * resize_lock.  Returns false when out of memory (row left in place). */
 static bool migrate_row(struct ct_table *t, struct ct_htab *h,
@@ -532,10 +546,16 @@ bool ct_table_resize_step(struct ct_table *t, uint64_t rows)
 		pthread_mutex_unlock(&t->resize_lock);
 		return false;
 	}
+	if (atomic_load_explicit(&h->mig_next, memory_order_relaxed) < h->n_rows)
+		prefetch_row_entries(&h->rows[atomic_load_explicit(&h->mig_next,
+								   memory_order_relaxed)]);
 	while (rows--) {
 		uint64_t i = atomic_load_explicit(&h->mig_next, memory_order_relaxed);
 		if (i >= h->n_rows)
 			break;
+		/* the next row's entries arrive while this one moves */
+		if (rows && i + 1 < h->n_rows)
+			prefetch_row_entries(&h->rows[i + 1]);
 		if (!migrate_row(t, h, f, i))
 			break;
 		atomic_store_explicit(&h->mig_next, i + 1, memory_order_relaxed);
