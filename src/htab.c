@@ -176,6 +176,45 @@ enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *head,
 	return ct_htab_insert_locked_inline(h, head, c, hash, inv, max_chain, clash);
 }
 
+bool ct_htab_place_locked(struct ct_htab *h, struct ct_row *head, uint64_t s,
+			  bool dedupe)
+{
+	struct ct_row *r = head, *last = head;
+	_Atomic uint64_t *free_slot = NULL;
+
+	for (; r; last = r, r = ct_row_next(r)) {
+		unsigned empty = ct_row_empty(r);
+
+		if (empty && !free_slot) {
+			free_slot = &r->slot[__builtin_ctz(empty)];
+			if (!dedupe)
+				break;
+		}
+		if (dedupe)
+			for (int k = 0; k < CT_ROW_SLOTS; k++)
+				if (atomic_load_explicit(&r->slot[k],
+							 memory_order_relaxed) == s)
+					return true;
+	}
+	if (free_slot) {
+		atomic_store_explicit(free_slot, s, memory_order_release);
+		return true;
+	}
+	r = ct_htab_ovf_new(h);
+	if (!r)
+		return false;
+	atomic_store_explicit(&r->slot[0], s, memory_order_relaxed);
+	{
+		/* publish the filled overflow row at the end of the chain,
+		 * keeping last's flag bits (the head's lock bit included) */
+		uintptr_t v = atomic_load_explicit(&last->next, memory_order_relaxed);
+
+		atomic_store_explicit(&last->next, (uintptr_t)r | (v & CT_ROW_FLAGS),
+				      memory_order_release);
+	}
+	return true;
+}
+
 bool ct_htab_remove_locked(struct ct_row *head, const struct ct_conn *c)
 {
 	for (struct ct_row *r = head; r; r = ct_row_next(r))

@@ -71,6 +71,9 @@ struct ct_htab {
 	_Atomic(struct ct_htab *) future; /* resize target, or NULL */
 	_Atomic uint64_t mig_next;     /* next row to claim for migration */
 	_Atomic uint64_t mig_done;     /* rows migrated */
+	bool mig_partial;              /* a row's migration stopped half-way
+					* (no memory): its entries may be in
+					* the future already (resize_lock) */
 	/* overflow rows, carved from mapped blocks that are unmapped
 	 * with this generation (ct_htab_ovf_new) */
 	_Atomic uint8_t ovf_lock;
@@ -311,6 +314,20 @@ enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *r,
 				       uint32_t max_chain,
 				       struct ct_conn **clash);
 
+/*
+ * ct_htab_place_locked - with row @head of @h locked (the head of the row
+ * for the entry's hash), store slot value @s (an entry's slot from the
+ * previous generation, signature included) in the chain's first free
+ * slot, adding an overflow row if none is free.  For migration: the entry
+ * is a member already, unique and CONFIRMED, so there is no clash check
+ * and nothing else to set; the caller lowers the row's, sub's and group's
+ * due times.  With @dedupe (a migration of this row failed half-way
+ * before) an @s already in the chain is not stored again.  Returns false
+ * when out of memory.
+ */
+bool ct_htab_place_locked(struct ct_htab *h, struct ct_row *head, uint64_t s,
+			  bool dedupe);
+
 /* ct_htab_remove_locked - with the row locked, clear @c's slot.
  * Returns true if it was there. */
 bool ct_htab_remove_locked(struct ct_row *r, const struct ct_conn *c);
@@ -349,8 +366,8 @@ unsigned ct_row_count(const struct ct_row *r);
  * memory).  For ct_htab_insert_locked_inline. */
 struct ct_row *ct_htab_ovf_new(struct ct_htab *h);
 
-/* ct_htab_insert_locked, inline for the creation path (table.c's callers
- * take the out-of-line copy). */
+/* ct_htab_insert_locked, inline for the creation path (track.c; other
+ * callers take the out-of-line copy). */
 static inline __attribute__((always_inline)) enum ct_htab_ins
 ct_htab_insert_locked_inline(struct ct_htab *h, struct ct_row *head,
 			     struct ct_conn *c, uint64_t hash,

@@ -476,14 +476,63 @@ static void prefetch_row_entries(const struct ct_row *r)
 	}
 }
 
+/* Entries a migration carries at a time (one old row has 4.5 on average). */
+#define MIG_BATCH 16
+
+/*
+ * Store @n entries (slot values @slot, rows @idx in @f, expiries @exp)
+ * in @f, each target row under one hold of its lock: an old row's entries
+ * go to two or three neighbouring rows (ct_row_index is monotone), so this
+ * takes a row lock and lowers the due bounds about twice per old row
+ * rather than once per entry.  Returns false when out of memory (the
+ * entries stored so far stay stored, and h->mig_partial says so).
+ */
+static bool migrate_batch(struct ct_htab *h, struct ct_htab *f,
+			  const uint64_t *slot, uint64_t *idx, const uint64_t *exp,
+			  unsigned n)
+{
+	bool ok = true;
+
+	for (unsigned a = 0; a < n && ok; a++) {
+		uint64_t row = idx[a], due = CT_DUE_NEVER;
+		struct ct_row *nr;
+
+		if (row == UINT64_MAX)
+			continue;
+		nr = &f->rows[row];
+		ct_row_lock(nr);
+		for (unsigned b = a; b < n; b++) {
+			if (idx[b] != row)
+				continue;
+			if (!ct_htab_place_locked(f, nr, slot[b], h->mig_partial)) {
+				h->mig_partial = true;
+				ok = false;
+				break;
+			}
+			idx[b] = UINT64_MAX;
+			if (exp[b] < due)
+				due = exp[b];
+		}
+		/* the order of an insert: row, sub, unlock, group (gc.c) */
+		ct_due_lower(&nr->due_inv, due);
+		ct_due_lower(&f->sub_due_inv[row / CT_SUB_ROWS], due);
+		ct_row_unlock(nr);
+		ct_due_lower(&f->group_due_inv[row / CT_GROUP_ROWS], due);
+	}
+	return ok;
+}
+
 /* Move every entry of old row @i into generation @f.  Caller holds
  * resize_lock.  Returns false when out of memory (row left in place). */
 static bool migrate_row(struct ct_table *t, struct ct_htab *h,
 			struct ct_htab *f, uint64_t i)
 {
 	struct ct_row *head = &h->rows[i];
+	uint64_t slot[MIG_BATCH], idx[MIG_BATCH], exp[MIG_BATCH];
+	unsigned n = 0;
 	bool ok = true;
 
+	(void)t;
 	ct_row_lock(head);
 	if (ct_row_moved(head)) {
 		ct_row_unlock(head);
@@ -492,33 +541,33 @@ static bool migrate_row(struct ct_table *t, struct ct_htab *h,
 	for (struct ct_row *r = head; r; r = ct_row_next(r)) {
 		for (int k = 0; k < CT_ROW_SLOTS; k++) {
 			uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_relaxed);
-			struct ct_conn *c, *clash = NULL;
-			struct ct_tuple inv;
-			struct ct_row *nr;
-			enum ct_htab_ins res;
+			struct ct_conn *c;
 
 			if (!s)
 				continue;
 			c = ct_slot_conn(s);
-			nr = ct_htab_row(f, c->hash);
-			if (!ct_tuple_invert(&c->tuple, &inv))
-				inv = c->tuple;
-			ct_row_lock(nr);
-			/* no chain limit and no clash check: the entry is
-			 * already a member, it only changes rows */
-			res = ct_htab_insert_locked(f, nr, c, s, &inv, 0, &clash);
-			if (res == CT_INS_CLASH) {
-				/* cannot happen for a unique entry; keep it */
-				res = CT_INS_OK;
+			slot[n] = s;
+			idx[n] = ct_row_index(c->hash, f->n_rows);
+			/* read before c is published in f: c is live, and its
+			 * writers hold its lock, not the row's; one who
+			 * shortens it later lowers the bounds of both
+			 * generations (ct_conn_due_lowered) */
+			exp[n] = __atomic_load_n(&c->expires, __ATOMIC_RELAXED);
+			if (++n == MIG_BATCH) {
+				/* no chain limit and no clash check: the
+				 * entries are members already, they only
+				 * change rows */
+				if (!migrate_batch(h, f, slot, idx, exp, n)) {
+					ok = false;
+					goto out;
+				}
+				n = 0;
 			}
-			ct_row_unlock(nr);
-			if (res != CT_INS_OK) {
-				ok = false;
-				goto out;
-			}
-			ct_due_lower(&f->group_due_inv[(uint64_t)(nr - f->rows) / CT_GROUP_ROWS],
-				     __atomic_load_n(&c->expires, __ATOMIC_RELAXED));
 		}
+	}
+	if (n && !migrate_batch(h, f, slot, idx, exp, n)) {
+		ok = false;
+		goto out;
 	}
 	/* every entry is now in f: clear the old chain and mark it moved */
 	for (struct ct_row *r = head; r; r = ct_row_next(r))
