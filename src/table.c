@@ -496,15 +496,23 @@ static bool migrate_batch(struct ct_htab *h, struct ct_htab *f,
 	for (unsigned a = 0; a < n && ok; a++) {
 		uint64_t row = idx[a], due = CT_DUE_NEVER;
 		struct ct_row *nr;
+		unsigned empty;
 
 		if (row == UINT64_MAX)
 			continue;
 		nr = &f->rows[row];
 		ct_row_lock(nr);
+		/* the head's free slots, read once (slots change only under
+		 * the lock we hold); the chain only once the head is full */
+		empty = h->mig_partial ? 0 : ct_row_empty(nr);
 		for (unsigned b = a; b < n; b++) {
 			if (idx[b] != row)
 				continue;
-			if (!ct_htab_place_locked(f, nr, slot[b], h->mig_partial)) {
+			if (empty) {
+				atomic_store_explicit(&nr->slot[__builtin_ctz(empty)],
+						      slot[b], memory_order_release);
+				empty &= empty - 1;
+			} else if (!ct_htab_place_locked(f, nr, slot[b], h->mig_partial)) {
 				h->mig_partial = true;
 				ok = false;
 				break;
