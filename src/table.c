@@ -17,6 +17,16 @@
  * futures, all of which stay allocated until its read section ends.  No
  * writer ever waits for more than one row's migration.
  *
+ * Growth.  A resize makes the table resize_growth_pct (default 125%) of
+ * its rows, not twice: rows are found by a multiply-shift of the hash
+ * (ct_row_index), so their number need not be a power of two, and at the
+ * default 75% threshold the load stays between 60% and 75%, where rows
+ * cost 14-18 bytes per entry instead of the 17-34 of a doubling.  The
+ * price is paid while the table grows: an entry is migrated about
+ * g / (g - 1) = 5 times on the way to any size instead of about twice, so
+ * migration moves an old row's entries in batches, one lock hold per
+ * target row (migrate_batch), reading no tuple.
+ *
  * Iterations over rows (dump, flush, the collector, namespace sweeps) hold
  * resize_lock, which pauses migration (never inserts), so they see each
  * entry exactly once.
