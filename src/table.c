@@ -662,9 +662,14 @@ void ct_table_maybe_grow(struct ct_table *t)
 		pthread_mutex_unlock(&t->resize_lock);
 		return;
 	}
-	/* grow by the growth factor g, or by more until the entries fill at
-	 * most 1/g of the threshold (a burst of inserts during the migration
-	 * still has room below it); at most to CT_ROWS_MAX */
+	/* grow by the growth factor g; by more only while the entries would
+	 * fill more than 2 / (1 + g) of the new threshold (with g = 1.25,
+	 * 89%: a migration's worth of room).  Just past the threshold they
+	 * fill 1/g of it (80%), so the normal resize grows by g once.  (A
+	 * test of 1/g itself was true at every resize, for an entry count
+	 * just past the old threshold is just past 1/g of the new one, and
+	 * grew by g twice whenever rounding added no slack.)  At most to
+	 * CT_ROWS_MAX. */
 	{
 		uint64_t g = t->cfg.resize_growth_pct, rows = h->n_rows;
 
@@ -675,7 +680,7 @@ void ct_table_maybe_grow(struct ct_table *t)
 		do
 			rows = rows_round(rows * g / 100);
 		while (rows < CT_ROWS_MAX &&
-		       (uint64_t)n * g > rows * CT_ROW_SLOTS * t->cfg.resize_load_pct);
+		       (uint64_t)n * (100 + g) > 2 * rows * CT_ROW_SLOTS * t->cfg.resize_load_pct);
 		f = ct_htab_new(rows);
 	}
 	if (f && !atomic_compare_exchange_strong(&h->future, &expect, f))
