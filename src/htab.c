@@ -5,9 +5,13 @@
  * MADV_HUGEPAGE from 8 MiB on: at millions of entries the rows are the
  * first cache miss of every lookup and a TLB miss on top of it would
  * double it.  Overflow
- * rows are rare at the load the table keeps (resize at 75% of the slots)
- * and are freed only with their generation, so readers can follow a link
- * they loaded without further protection than RCU.
+ * rows hold the entries of rows that got more than six (at the 60-75%
+ * load the table keeps, one row in six to one in ten has one) and are
+ * freed only with their generation, so readers can follow a link they
+ * loaded without further protection than RCU.  They are carved from
+ * mapped blocks (4 KiB, doubling up to 2 MiB) rather than malloc'd one by
+ * one: a malloc'd 64-byte aligned row costs its header and alignment slack
+ * on top, and the heap keeps the rows of retired generations resident.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,6 +21,15 @@
 #include <urcu/arch.h>
 
 #include "htab.h"
+
+/* The header of a block of overflow rows (its first row). */
+struct ct_ovf_block {
+	struct ct_ovf_block *next;
+	size_t len;                    /* bytes mapped */
+};
+
+_Static_assert(sizeof(struct ct_ovf_block) <= sizeof(struct ct_row),
+	       "a block's header fits in its first row");
 
 static void *map_zeroed(size_t len)
 {
@@ -40,8 +53,11 @@ struct ct_htab *ct_htab_new(uint64_t n_rows)
 
 	if (!h)
 		return NULL;
+	if (!n_rows || n_rows > CT_ROWS_MAX) {
+		free(h);
+		return NULL;
+	}
 	h->n_rows = n_rows;
-	h->mask = n_rows - 1;
 	h->n_groups = (n_rows + CT_GROUP_ROWS - 1) / CT_GROUP_ROWS;
 	h->rows = map_zeroed(n_rows * sizeof(struct ct_row));
 	h->group_due_inv = map_zeroed(h->n_groups * sizeof(*h->group_due_inv));
@@ -60,9 +76,12 @@ void ct_htab_free(struct ct_htab *h)
 		return;
 	if (h->rows)
 		munmap(h->rows, h->n_rows * sizeof(struct ct_row));
-	for (uint64_t i = 0; i < h->n_ovf; i++)
-		free(h->ovf[i]);
-	free(h->ovf);
+	while (h->ovf_blocks) {
+		struct ct_ovf_block *b = h->ovf_blocks;
+
+		h->ovf_blocks = b->next;
+		munmap(b, b->len);
+	}
 	if (h->group_due_inv)
 		munmap(h->group_due_inv, h->n_groups * sizeof(*h->group_due_inv));
 	if (h->sub_due_inv)
@@ -90,7 +109,7 @@ struct ct_conn *ct_htab_find(struct ct_htab *h, uint64_t hash,
 			     const struct ct_tuple *key,
 			     const struct ct_tuple *inv, enum ct_dir *dir)
 {
-	const struct ct_row *r = &h->rows[hash & h->mask];
+	const struct ct_row *r = ct_htab_row(h, hash);
 	uint64_t sig = ct_slot_sig(hash);
 
 	do {
@@ -117,29 +136,39 @@ struct ct_conn *ct_htab_find(struct ct_htab *h, uint64_t hash,
 	return NULL;
 }
 
+/* Overflow rows per block: the first block's, and the most (2 MiB). */
+#define OVF_BLOCK_MIN 64
+#define OVF_BLOCK_MAX 32768
+
 struct ct_row *ct_htab_ovf_new(struct ct_htab *h)
 {
-	struct ct_row *r = aligned_alloc(64, sizeof(*r));
+	struct ct_row *r = NULL;
 	unsigned spins = 0;
 
-	if (!r)
-		return NULL;
-	memset(r, 0, sizeof(*r));
 	while (atomic_exchange_explicit(&h->ovf_lock, 1, memory_order_acquire))
 		ct_spin_relax(&spins);
-	if (h->n_ovf == h->cap_ovf) {
-		uint64_t cap = h->cap_ovf ? h->cap_ovf * 2 : 64;
-		/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
-		struct ct_row **v = realloc(h->ovf, cap * sizeof(*v));
-		if (!v) {
-			atomic_store_explicit(&h->ovf_lock, 0, memory_order_release);
-			free(r);
-			return NULL;
-		}
-		h->ovf = v;
-		h->cap_ovf = cap;
+	if (!h->ovf_left) {
+		/* the block's first row is its header; the rest are fresh,
+		 * zeroed rows */
+		uint64_t rows = h->ovf_blocks ? h->ovf_blocks->len / sizeof(*r) * 2
+					      : OVF_BLOCK_MIN;
+		struct ct_ovf_block *b;
+
+		if (rows > OVF_BLOCK_MAX)
+			rows = OVF_BLOCK_MAX;
+		b = map_zeroed(rows * sizeof(*r));
+		if (!b)
+			goto out;
+		b->next = h->ovf_blocks;
+		b->len = rows * sizeof(*r);
+		h->ovf_blocks = b;
+		h->ovf_next = (struct ct_row *)(void *)b + 1;
+		h->ovf_left = rows - 1;
 	}
-	h->ovf[h->n_ovf++] = r;
+	r = h->ovf_next++;
+	h->ovf_left--;
+	h->n_ovf++;
+out:
 	atomic_store_explicit(&h->ovf_lock, 0, memory_order_release);
 	return r;
 }
@@ -151,6 +180,45 @@ enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *head,
 				       struct ct_conn **clash)
 {
 	return ct_htab_insert_locked_inline(h, head, c, hash, inv, max_chain, clash);
+}
+
+bool ct_htab_place_locked(struct ct_htab *h, struct ct_row *head, uint64_t s,
+			  bool dedupe)
+{
+	struct ct_row *r = head, *last = head;
+	_Atomic uint64_t *free_slot = NULL;
+
+	for (; r; last = r, r = ct_row_next(r)) {
+		unsigned empty = ct_row_empty(r);
+
+		if (empty && !free_slot) {
+			free_slot = &r->slot[__builtin_ctz(empty)];
+			if (!dedupe)
+				break;
+		}
+		if (dedupe)
+			for (int k = 0; k < CT_ROW_SLOTS; k++)
+				if (atomic_load_explicit(&r->slot[k],
+							 memory_order_relaxed) == s)
+					return true;
+	}
+	if (free_slot) {
+		atomic_store_explicit(free_slot, s, memory_order_release);
+		return true;
+	}
+	r = ct_htab_ovf_new(h);
+	if (!r)
+		return false;
+	atomic_store_explicit(&r->slot[0], s, memory_order_relaxed);
+	{
+		/* publish the filled overflow row at the end of the chain,
+		 * keeping last's flag bits (the head's lock bit included) */
+		uintptr_t v = atomic_load_explicit(&last->next, memory_order_relaxed);
+
+		atomic_store_explicit(&last->next, (uintptr_t)r | (v & CT_ROW_FLAGS),
+				      memory_order_release);
+	}
+	return true;
 }
 
 bool ct_htab_remove_locked(struct ct_row *head, const struct ct_conn *c)

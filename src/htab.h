@@ -48,6 +48,7 @@
 #define CT_GROUP_ROWS 64
 #define CT_SUB_ROWS 8
 #define CT_GROUP_SUBS (CT_GROUP_ROWS / CT_SUB_ROWS)
+#define CT_ROWS_MAX (1ull << 32)   /* ct_row_index scales 32 hash bits */
 
 struct ct_row {
 	_Atomic uint64_t slot[CT_ROW_SLOTS];
@@ -57,9 +58,10 @@ struct ct_row {
 
 _Static_assert(sizeof(struct ct_row) == 64, "a row is one cache line");
 
+struct ct_ovf_block;
+
 struct ct_htab {
-	uint64_t n_rows;               /* power of two */
-	uint64_t mask;
+	uint64_t n_rows;               /* any number in [1, CT_ROWS_MAX] */
 	uint64_t n_groups;
 	struct ct_row *rows;
 	_Atomic uint64_t *group_due_inv;  /* ~due per 64 rows */
@@ -69,12 +71,38 @@ struct ct_htab {
 	_Atomic(struct ct_htab *) future; /* resize target, or NULL */
 	_Atomic uint64_t mig_next;     /* next row to claim for migration */
 	_Atomic uint64_t mig_done;     /* rows migrated */
-	/* overflow rows, freed with this generation */
+	bool mig_partial;              /* a row's migration stopped half-way
+					* (no memory): its entries may be in
+					* the future already (resize_lock) */
+	/* overflow rows, carved from mapped blocks that are unmapped
+	 * with this generation (ct_htab_ovf_new) */
 	_Atomic uint8_t ovf_lock;
-	struct ct_row **ovf;
-	uint64_t n_ovf, cap_ovf;
+	struct ct_row *ovf_next;       /* next free row of the last block */
+	uint64_t ovf_left;             /* rows left after it in that block */
+	struct ct_ovf_block *ovf_blocks;
+	uint64_t n_ovf;                /* overflow rows handed out */
 	struct rcu_head rcu;
 };
+
+/*
+ * ct_row_index - the row of a table of @n_rows rows that holds hash
+ * @hash: the low 32 bits of the hash scaled to [0, n_rows) by a multiply
+ * and a shift (Lemire's "fastrange"), not masked, so that n_rows need not
+ * be a power of two and a table can grow by less than a doubling.  It
+ * reads only the low 32 bits (an entry keeps those, c->hash) and the slot
+ * signature is the top 16 of 64, so the two stay independent.  Monotone
+ * in the hash: the entries of old row i land in new rows
+ * [i * m / n, (i + 1) * m / n], next to each other, when n rows become m.
+ */
+static inline uint64_t ct_row_index(uint64_t hash, uint64_t n_rows)
+{
+	return ((hash & 0xffffffffull) * n_rows) >> 32;
+}
+
+static inline struct ct_row *ct_htab_row(const struct ct_htab *h, uint64_t hash)
+{
+	return &h->rows[ct_row_index(hash, h->n_rows)];
+}
 
 static inline uint64_t ct_slot_make(const struct ct_conn *c, uint64_t hash)
 {
@@ -286,6 +314,20 @@ enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *r,
 				       uint32_t max_chain,
 				       struct ct_conn **clash);
 
+/*
+ * ct_htab_place_locked - with row @head of @h locked (the head of the row
+ * for the entry's hash), store slot value @s (an entry's slot from the
+ * previous generation, signature included) in the chain's first free
+ * slot, adding an overflow row if none is free.  For migration: the entry
+ * is a member already, unique and CONFIRMED, so there is no clash check
+ * and nothing else to set; the caller lowers the row's, sub's and group's
+ * due times.  With @dedupe (a migration of this row failed half-way
+ * before) an @s already in the chain is not stored again.  Returns false
+ * when out of memory.
+ */
+bool ct_htab_place_locked(struct ct_htab *h, struct ct_row *head, uint64_t s,
+			  bool dedupe);
+
 /* ct_htab_remove_locked - with the row locked, clear @c's slot.
  * Returns true if it was there. */
 bool ct_htab_remove_locked(struct ct_row *r, const struct ct_conn *c);
@@ -324,8 +366,8 @@ unsigned ct_row_count(const struct ct_row *r);
  * memory).  For ct_htab_insert_locked_inline. */
 struct ct_row *ct_htab_ovf_new(struct ct_htab *h);
 
-/* ct_htab_insert_locked, inline for the creation path (table.c's callers
- * take the out-of-line copy). */
+/* ct_htab_insert_locked, inline for the creation path (track.c; other
+ * callers take the out-of-line copy). */
 static inline __attribute__((always_inline)) enum ct_htab_ins
 ct_htab_insert_locked_inline(struct ct_htab *h, struct ct_row *head,
 			     struct ct_conn *c, uint64_t hash,

@@ -327,7 +327,7 @@ static void walk_one(void *obj, void *arg)
 		return;
 	h = atomic_load_explicit(&t->htab, memory_order_acquire);
 	for (;;) {
-		r = &h->rows[c->hash & h->mask];
+		r = ct_htab_row(h, c->hash);
 		ct_row_lock(r);
 		if (!ct_row_moved(r))
 			break;
@@ -366,7 +366,7 @@ static void walk_chunk(struct victim_ctx *vc, struct ct_slab_chunk *ch)
 
 			if ((ct_conn_status(n) & (CT_ST_CONFIRMED | CT_ST_DYING)) ==
 			    CT_ST_CONFIRMED)
-				__builtin_prefetch(&h->rows[n->hash & h->mask], 1);
+				__builtin_prefetch(ct_htab_row(h, n->hash), 1);
 		}
 		walk_one(base + (size_t)i * size, vc);
 	}

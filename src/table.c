@@ -17,6 +17,16 @@
  * futures, all of which stay allocated until its read section ends.  No
  * writer ever waits for more than one row's migration.
  *
+ * Growth.  A resize makes the table resize_growth_pct (default 125%) of
+ * its rows, not twice: rows are found by a multiply-shift of the hash
+ * (ct_row_index), so their number need not be a power of two, and at the
+ * default 75% threshold the load stays between 60% and 75%, where rows
+ * cost 14-18 bytes per entry instead of the 17-34 of a doubling.  The
+ * price is paid while the table grows: an entry is migrated about
+ * g / (g - 1) = 5 times on the way to any size instead of about twice, so
+ * migration moves an old row's entries in batches, one lock hold per
+ * target row (migrate_batch), reading no tuple.
+ *
  * Iterations over rows (dump, flush, the collector, namespace sweeps) hold
  * resize_lock, which pauses migration (never inserts), so they see each
  * entry exactly once.
@@ -56,15 +66,17 @@ void ct_table_config_default(struct ct_table_config *cfg)
 	cfg->rcu = CT_RCU_MEMB;
 	cfg->max_chain = 64;
 	cfg->resize_load_pct = 75;
+	cfg->resize_growth_pct = CT_GROWTH_PCT_DEFAULT;
 }
 
-static uint64_t pow2_at_least(uint64_t v)
+/* Rows: at least 64 and a multiple of 64 (whole collector groups). */
+static uint64_t rows_round(uint64_t v)
 {
-	uint64_t p = 64;
-
-	while (p < v)
-		p <<= 1;
-	return p;
+	if (v < CT_GROUP_ROWS)
+		return CT_GROUP_ROWS;
+	if (v > CT_ROWS_MAX)
+		return CT_ROWS_MAX;
+	return (v + CT_GROUP_ROWS - 1) / CT_GROUP_ROWS * CT_GROUP_ROWS;
 }
 
 int ct_table_create(const struct ct_table_config *cfg, struct ct_table **out)
@@ -82,6 +94,12 @@ int ct_table_create(const struct ct_table_config *cfg, struct ct_table **out)
 		t->cfg.max_chain = 64;
 	if (!t->cfg.resize_load_pct)
 		t->cfg.resize_load_pct = 75;
+	if (!t->cfg.resize_growth_pct)
+		t->cfg.resize_growth_pct = CT_GROWTH_PCT_DEFAULT;
+	if (t->cfg.resize_growth_pct < 110 || t->cfg.resize_growth_pct > 400) {
+		free(t);
+		return -EINVAL;
+	}
 	t->rcu = ct_rcu_flavor(cfg->rcu);
 	if (cfg->hash_key) {
 		memcpy(&t->key, cfg->hash_key, sizeof(t->key));
@@ -103,7 +121,7 @@ int ct_table_create(const struct ct_table_config *cfg, struct ct_table **out)
 	t->ns = calloc(CT_MAX_ZONES, sizeof(*t->ns));
 	if (!t->ns)
 		goto nomem;
-	t->htab = ct_htab_new(pow2_at_least(cfg->settings.buckets ? cfg->settings.buckets : 1024));
+	t->htab = ct_htab_new(rows_round(cfg->settings.buckets ? cfg->settings.buckets : 1024));
 	if (!t->htab)
 		goto nomem;
 	atomic_init(&t->n_rows, atomic_load(&t->htab)->n_rows);
@@ -374,7 +392,7 @@ static struct ct_row *lock_row_for(struct ct_table *t, uint32_t hash,
 	struct ct_htab *h = atomic_load_explicit(&t->htab, memory_order_acquire);
 
 	for (;;) {
-		struct ct_row *r = &h->rows[hash & h->mask];
+		struct ct_row *r = ct_htab_row(h, hash);
 
 		ct_row_lock(r);
 		if (!ct_row_moved(r)) {
@@ -442,9 +460,9 @@ void ct_conn_due_lowered(struct ct_table *t, struct ct_conn *c)
 	 * bounds (gc.c explains the pairing) */
 	atomic_thread_fence(memory_order_seq_cst);
 	exp = __atomic_load_n(&c->expires, __ATOMIC_RELAXED);
-	ct_htab_lower_due(h, c->hash & h->mask, exp);
+	ct_htab_lower_due(h, ct_row_index(c->hash, h->n_rows), exp);
 	if (f)
-		ct_htab_lower_due(f, c->hash & f->mask, exp);
+		ct_htab_lower_due(f, ct_row_index(c->hash, f->n_rows), exp);
 }
 
 /* ---- online resize ---- */
@@ -454,14 +472,85 @@ static void old_htab_free_cb(struct rcu_head *head)
 	ct_htab_free(caa_container_of(head, struct ct_htab, rcu));
 }
 
+/* Prefetch the entries of row @r (without its lock: a stale pointer is
+ * only a wasted prefetch, which never faults): migrate_row reads each
+ * one's hash, a cache miss per entry otherwise, taken one at a time under
+ * the row locks. */
+static void prefetch_row_entries(const struct ct_row *r)
+{
+	for (int k = 0; k < CT_ROW_SLOTS; k++) {
+		uint64_t s = atomic_load_explicit(&((struct ct_row *)r)->slot[k],
+						  memory_order_relaxed);
+		if (s)
+			__builtin_prefetch(&ct_slot_conn(s)->hash);
+	}
+}
+
+/* Entries a migration carries at a time (one old row has 4.5 on average). */
+#define MIG_BATCH 16
+
+/*
+ * Store @n entries (slot values @slot, rows @idx in @f, expiries @exp)
+ * in @f, each target row under one hold of its lock: an old row's entries
+ * go to two or three neighbouring rows (ct_row_index is monotone), so this
+ * takes a row lock and lowers the due bounds about twice per old row
+ * rather than once per entry.  Returns false when out of memory (the
+ * entries stored so far stay stored, and h->mig_partial says so).
+ */
+static bool migrate_batch(struct ct_htab *h, struct ct_htab *f,
+			  const uint64_t *slot, uint64_t *idx, const uint64_t *exp,
+			  unsigned n)
+{
+	bool ok = true;
+
+	for (unsigned a = 0; a < n && ok; a++) {
+		uint64_t row = idx[a], due = CT_DUE_NEVER;
+		struct ct_row *nr;
+		unsigned empty;
+
+		if (row == UINT64_MAX)
+			continue;
+		nr = &f->rows[row];
+		ct_row_lock(nr);
+		/* the head's free slots, read once (slots change only under
+		 * the lock we hold); the chain only once the head is full */
+		empty = h->mig_partial ? 0 : ct_row_empty(nr);
+		for (unsigned b = a; b < n; b++) {
+			if (idx[b] != row)
+				continue;
+			if (empty) {
+				atomic_store_explicit(&nr->slot[__builtin_ctz(empty)],
+						      slot[b], memory_order_release);
+				empty &= empty - 1;
+			} else if (!ct_htab_place_locked(f, nr, slot[b], h->mig_partial)) {
+				h->mig_partial = true;
+				ok = false;
+				break;
+			}
+			idx[b] = UINT64_MAX;
+			if (exp[b] < due)
+				due = exp[b];
+		}
+		/* the order of an insert: row, sub, unlock, group (gc.c) */
+		ct_due_lower(&nr->due_inv, due);
+		ct_due_lower(&f->sub_due_inv[row / CT_SUB_ROWS], due);
+		ct_row_unlock(nr);
+		ct_due_lower(&f->group_due_inv[row / CT_GROUP_ROWS], due);
+	}
+	return ok;
+}
+
 /* Move every entry of old row @i into generation @f.  Caller holds
  * resize_lock.  Returns false when out of memory (row left in place). */
 static bool migrate_row(struct ct_table *t, struct ct_htab *h,
 			struct ct_htab *f, uint64_t i)
 {
 	struct ct_row *head = &h->rows[i];
+	uint64_t slot[MIG_BATCH], idx[MIG_BATCH], exp[MIG_BATCH];
+	unsigned n = 0;
 	bool ok = true;
 
+	(void)t;
 	ct_row_lock(head);
 	if (ct_row_moved(head)) {
 		ct_row_unlock(head);
@@ -470,33 +559,33 @@ static bool migrate_row(struct ct_table *t, struct ct_htab *h,
 	for (struct ct_row *r = head; r; r = ct_row_next(r)) {
 		for (int k = 0; k < CT_ROW_SLOTS; k++) {
 			uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_relaxed);
-			struct ct_conn *c, *clash = NULL;
-			struct ct_tuple inv;
-			struct ct_row *nr;
-			enum ct_htab_ins res;
+			struct ct_conn *c;
 
 			if (!s)
 				continue;
 			c = ct_slot_conn(s);
-			nr = &f->rows[c->hash & f->mask];
-			if (!ct_tuple_invert(&c->tuple, &inv))
-				inv = c->tuple;
-			ct_row_lock(nr);
-			/* no chain limit and no clash check: the entry is
-			 * already a member, it only changes rows */
-			res = ct_htab_insert_locked(f, nr, c, s, &inv, 0, &clash);
-			if (res == CT_INS_CLASH) {
-				/* cannot happen for a unique entry; keep it */
-				res = CT_INS_OK;
+			slot[n] = s;
+			idx[n] = ct_row_index(c->hash, f->n_rows);
+			/* read before c is published in f: c is live, and its
+			 * writers hold its lock, not the row's; one who
+			 * shortens it later lowers the bounds of both
+			 * generations (ct_conn_due_lowered) */
+			exp[n] = __atomic_load_n(&c->expires, __ATOMIC_RELAXED);
+			if (++n == MIG_BATCH) {
+				/* no chain limit and no clash check: the
+				 * entries are members already, they only
+				 * change rows */
+				if (!migrate_batch(h, f, slot, idx, exp, n)) {
+					ok = false;
+					goto out;
+				}
+				n = 0;
 			}
-			ct_row_unlock(nr);
-			if (res != CT_INS_OK) {
-				ok = false;
-				goto out;
-			}
-			ct_due_lower(&f->group_due_inv[(c->hash & f->mask) / CT_GROUP_ROWS],
-				     __atomic_load_n(&c->expires, __ATOMIC_RELAXED));
 		}
+	}
+	if (n && !migrate_batch(h, f, slot, idx, exp, n)) {
+		ok = false;
+		goto out;
 	}
 	/* every entry is now in f: clear the old chain and mark it moved */
 	for (struct ct_row *r = head; r; r = ct_row_next(r))
@@ -524,10 +613,16 @@ bool ct_table_resize_step(struct ct_table *t, uint64_t rows)
 		pthread_mutex_unlock(&t->resize_lock);
 		return false;
 	}
+	if (atomic_load_explicit(&h->mig_next, memory_order_relaxed) < h->n_rows)
+		prefetch_row_entries(&h->rows[atomic_load_explicit(&h->mig_next,
+								   memory_order_relaxed)]);
 	while (rows--) {
 		uint64_t i = atomic_load_explicit(&h->mig_next, memory_order_relaxed);
 		if (i >= h->n_rows)
 			break;
+		/* the next row's entries arrive while this one moves */
+		if (rows && i + 1 < h->n_rows)
+			prefetch_row_entries(&h->rows[i + 1]);
 		if (!migrate_row(t, h, f, i))
 			break;
 		atomic_store_explicit(&h->mig_next, i + 1, memory_order_relaxed);
@@ -567,12 +662,25 @@ void ct_table_maybe_grow(struct ct_table *t)
 		pthread_mutex_unlock(&t->resize_lock);
 		return;
 	}
-	/* grow so that the entries fill at most half the new threshold:
-	 * a burst of inserts during the migration still has room */
+	/* grow by the growth factor g; by more only while the entries would
+	 * fill more than 2 / (1 + g) of the new threshold (with g = 1.25,
+	 * 89%: a migration's worth of room).  Just past the threshold they
+	 * fill 1/g of it (80%), so the normal resize grows by g once.  (A
+	 * test of 1/g itself was true at every resize, for an entry count
+	 * just past the old threshold is just past 1/g of the new one, and
+	 * grew by g twice whenever rounding added no slack.)  At most to
+	 * CT_ROWS_MAX. */
 	{
-		uint64_t rows = h->n_rows * 2;
-		while ((uint64_t)n * 200 > rows * CT_ROW_SLOTS * t->cfg.resize_load_pct)
-			rows *= 2;
+		uint64_t g = t->cfg.resize_growth_pct, rows = h->n_rows;
+
+		if (rows >= CT_ROWS_MAX) {
+			pthread_mutex_unlock(&t->resize_lock);
+			return;
+		}
+		do
+			rows = rows_round(rows * g / 100);
+		while (rows < CT_ROWS_MAX &&
+		       (uint64_t)n * (100 + g) > 2 * rows * CT_ROW_SLOTS * t->cfg.resize_load_pct);
 		f = ct_htab_new(rows);
 	}
 	if (f && !atomic_compare_exchange_strong(&h->future, &expect, f))

@@ -70,10 +70,13 @@ struct pkt_key {
  *  - stage 3's "absent" (pkt_key.absent): the row had no signature match,
  *    no overflow row, no lock and no next generation.  Until something is
  *    inserted into that row the tuple cannot be in the table, so the
- *    lookup is skipped; inserts made by this burst mark their row in
- *    ins_rows (bit: hash & 255, the same for every generation of at least
- *    256 rows; 256 bits, so that a burst's own inserts seldom send a
- *    later packet to a needless lookup), and a marked row is looked up.  An entry another thread
+ *    lookup is skipped; inserts made by this burst mark their hash in
+ *    ins_rows (bit: hash & 255; 256 bits, so that a burst's own inserts
+ *    seldom send a later packet to a needless lookup), and a packet whose
+ *    bit is marked is looked up.  An entry this burst inserts with the
+ *    packet's tuple has the packet's hash (it is direction-blind), so it
+ *    marks the packet's bit whatever row or generation it went to; the
+ *    bit need not follow the row function.  An entry another thread
  *    inserts meanwhile is met by the insert's clash check, as when it
  *    comes just after a lookup.
  */
@@ -265,10 +268,14 @@ static bool early_drop(struct ct_thread *thr, uint64_t hash, uint16_t only_zone,
 		       bool zone_only, ct_time_ns now)
 {
 	struct ct_htab *h = atomic_load_explicit(&thr->t->htab, memory_order_acquire);
+	uint64_t idx = ct_row_index(hash, h->n_rows);
 
-	for (unsigned i = 0; i < CT_EVICTION_RANGE; i++) {
-		struct ct_row *r = &h->rows[(hash + i) & h->mask];
+	for (unsigned i = 0; i < CT_EVICTION_RANGE; i++, idx++) {
+		struct ct_row *r;
 
+		if (idx >= h->n_rows)
+			idx = 0;
+		r = &h->rows[idx];
 		for (; r; r = ct_row_next(r))
 			for (int k = 0; k < CT_ROW_SLOTS; k++) {
 				uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_acquire);
@@ -597,7 +604,7 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 		{
 			struct ct_htab *hh = atomic_load_explicit(&t->htab, memory_order_acquire);
 			for (;;) {
-				r = &hh->rows[k->hash & hh->mask];
+				r = ct_htab_row(hh, k->hash);
 				ct_row_lock(r);
 				if (!ct_row_moved(r))
 					break;
@@ -646,7 +653,7 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 	/* our own expiry, not c->expires: the entry is public now and others
 	 * may be changing it (a longer one needs no lower bound, a shorter
 	 * one is lowered by whoever set it) */
-	ct_due_lower(&h->group_due_inv[(k->hash & h->mask) / CT_GROUP_ROWS], exp);
+	ct_due_lower(&h->group_due_inv[(uint64_t)(r - h->rows) / CT_GROUP_ROWS], exp);
 	note_due(thr, exp);
 	ct_thread_count_add(thr, 1);
 	/* ct_ns_count_add's relaxed add, inline */
@@ -678,9 +685,7 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 	bc->ins_rows[(k->hash >> 6) & 3] |= 1ull << (k->hash & 63);
 	if (thr->count_delta >= 64)
 		ct_thread_fold_count(thr);
-	ct_table_maybe_grow_inline(t);
-	if (atomic_load_explicit(&h->future, memory_order_relaxed))
-		ct_table_resize_step(t, 8);
+	ct_table_after_insert(t);
 	return false;
 }
 
@@ -1110,7 +1115,7 @@ burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
 		} else if (keys[i].same) {
 			any_same = true;
 		} else if (keys[i].lookup) {
-			__builtin_prefetch(&h->rows[keys[i].hash & h->mask]);
+			__builtin_prefetch(ct_htab_row(h, keys[i].hash));
 		}
 	}
 	/* stage 2: the IPv4 hashes, CT_HASH_CHUNK at a time (four at a time
@@ -1123,7 +1128,7 @@ burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
 		ct_hash_tuple4_many(&t->key, q + j, m, qh + j);
 		for (unsigned x = j; x < j + m; x++) {
 			keys[qi[x]].hash = qh[x];
-			__builtin_prefetch(&h->rows[qh[x] & h->mask]);
+			__builtin_prefetch(ct_htab_row(h, qh[x]));
 		}
 	}
 	/* a repeated tuple takes the previous packet's hash */
@@ -1133,7 +1138,7 @@ burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
 				keys[i].hash = keys[i - 1].hash;
 	/* a tuple absent from its row is absent from the table when the row
 	 * has no overflow and no resize is on (struct burst_ctx) */
-	may_skip = h->mask >= 255 &&
+	may_skip = h->n_rows >= 256 &&
 		   !atomic_load_explicit(&h->future, memory_order_acquire);
 	/* stage 3: prefetch entries whose signature matches */
 	for (unsigned i = 0; i < n; i++) {
@@ -1143,7 +1148,7 @@ burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
 
 		if (!keys[i].lookup || keys[i].same)
 			continue;
-		r = &h->rows[keys[i].hash & h->mask];
+		r = ct_htab_row(h, keys[i].hash);
 		sig = ct_slot_sig(keys[i].hash);
 		span = sizeof(struct ct_conn) + sizeof(struct ct_ext_acct) +
 		       ct_proto_find(pkts[i]->tuple.l4)->priv_size;

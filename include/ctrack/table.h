@@ -64,10 +64,19 @@ struct ct_table_config {
 					* 101+ disables online resize */
 	bool labels;                   /* give entries room for 128-bit
 					* labels (ct_table_set_labels) */
+	uint32_t resize_growth_pct;    /* a resize makes the table this %
+					* of its rows (or more, enough to
+					* bring the load to resize_load_pct
+					* * 100 / this); 0 = default (125),
+					* else 110..400 */
 };
 
 /* ct_table_config_default - zero-cost defaults: kernel settings (acct on),
- * memb flavour, random key, chain limit 64, resize at 75%. */
+ * memb flavour, random key, chain limit 64, resize at 75% of the slots by
+ * 1.25x (so the load stays between 60% and 75%: about 15-18 bytes of rows
+ * per entry).  The table starts at settings.buckets rows (at least 64,
+ * rounded up to a multiple of 64); the row count need not be a power of
+ * two. */
 void ct_table_config_default(struct ct_table_config *cfg);
 
 /*

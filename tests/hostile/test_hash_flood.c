@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "hash.h"
+#include "htab.h"
 #include "hostile_util.h"
 #include "hostile_audit.h"
 
@@ -73,7 +74,7 @@ static uint64_t chosen_tuples(const uint8_t *key, uint64_t row, struct ct_tuple 
 		struct ct_tuple t = h_tuple4(IPPROTO_UDP, 0x64000000u | ((uint32_t)c & 0xffffff),
 					     0x0a000001u, (uint16_t)(c >> 24), 53);
 
-		if ((ct_hash_tuple(&k, &t) & (ROWS - 1)) == row)
+		if (ct_row_index(ct_hash_tuple(&k, &t), ROWS) == row)
 			out[got++] = t;
 	}
 	return tries;
@@ -146,7 +147,7 @@ static void test_chosen_tuples_with_known_key_hit_the_chain_limit_and_lookups_st
 			r = h_rand(&seed);
 			legit[i] = h_tuple4(IPPROTO_UDP, 0xc0000000u | ((uint32_t)r & 0xffffff),
 					    0x0a000002u, (uint16_t)(r >> 32), 443);
-		} while ((ct_hash_tuple(&k, &legit[i]) & (ROWS - 1)) == row);
+		} while (ct_row_index(ct_hash_tuple(&k, &legit[i]), ROWS) == row);
 	}
 	create_flows(thr, legit, LEGIT_IN_ROW + LEGIT_ELSEWHERE, now);
 	in_row_before = lookup_ns(thr, legit, LEGIT_IN_ROW, 20000);
