@@ -25,6 +25,25 @@
  * store-then-scan order described in gc.c, so that a lowering is never
  * lost.  A refresh only lengthens a timeout and leaves the bounds alone.
  *
+ * Slot bounds.  Beside the rows, slot_due keeps for each slot of a head
+ * row a 16-bit coarse lower bound of its entry's expiry: the expiry in
+ * units of 2^CT_SLOT_DUE_SHIFT ns, rounded down, modulo 2^16.  The
+ * collector reads them under the row lock to skip the entries of a due
+ * row that are not due, without touching their lines.  A value is
+ * decoded against the row's own bound D (ct_slot_due_lower): the smallest
+ * time >= D, rounded down to a unit, with the stored value's low 16 bits.
+ * That is never above the entry's expiry as long as D is at most the
+ * slot's true (unwrapped) bound, which every writer of D keeps: an insert
+ * lowers D to the expiry it stores, and the collector sets D to the least
+ * bound it used.  A far expiry (beyond 2^16 units of D) or an old one thus
+ * decodes low: the collector looks at the entry, never past it.  A
+ * refresh only lengthens a timeout and leaves the bound low.  A shortened
+ * timeout sets the row's bit in slot_dirty (one word per group) before it
+ * lowers D; the collector clears the bit and then reads every entry of the
+ * row.  An overflow row keeps its slot bounds in the line after it (it is
+ * allocated 128 bytes, 128-aligned: the pair a spatial prefetcher fetches
+ * together); they are decoded against the head's D too.
+ *
  * Memory ordering: slots are published with release stores and read with
  * acquire loads; an entry is fully initialised before its slot is stored.
  */
@@ -48,6 +67,8 @@
 #define CT_GROUP_ROWS 64
 #define CT_SUB_ROWS 8
 #define CT_GROUP_SUBS (CT_GROUP_ROWS / CT_SUB_ROWS)
+/* slot bounds: units of 2^20 ns (1.05 ms), 2^16 units (68.7 s) of range */
+#define CT_SLOT_DUE_SHIFT 20
 
 struct ct_row {
 	_Atomic uint64_t slot[CT_ROW_SLOTS];
@@ -66,6 +87,11 @@ struct ct_htab {
 	_Atomic uint64_t *sub_due_inv;    /* ~due per 8 rows: a group's
 					   * eight share one cache line */
 	uint64_t n_subs;
+	/* slot bounds of the head rows, CT_ROW_SLOTS per row, and the rows
+	 * whose slot bounds may be too high (a bit per row, a word per
+	 * group) */
+	_Atomic uint16_t *slot_due;
+	_Atomic uint64_t *slot_dirty;
 	_Atomic(struct ct_htab *) future; /* resize target, or NULL */
 	_Atomic uint64_t mig_next;     /* next row to claim for migration */
 	_Atomic uint64_t mig_done;     /* rows migrated */
@@ -290,8 +316,9 @@ enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *r,
  * Returns true if it was there. */
 bool ct_htab_remove_locked(struct ct_row *r, const struct ct_conn *c);
 
-/* Lower row @idx's, its sub's and its group's due bound to @due, in that
- * order (lock-free). */
+/* A timeout was shortened: mark row @idx's slot bounds dirty, then lower
+ * its, its sub's and its group's due bound to @due, in that order
+ * (lock-free). */
 void ct_htab_lower_due(struct ct_htab *h, uint64_t idx, uint64_t due);
 
 /* Due words hold ~due; these read, lower and set them (seq_cst: see gc.c). */
@@ -312,15 +339,68 @@ static inline void ct_due_lower(_Atomic uint64_t *p, uint64_t due)
 		;
 }
 
+/* Set a due word to "never" and return what it held. */
+static inline uint64_t ct_due_take(_Atomic uint64_t *p)
+{
+	return ~atomic_exchange_explicit(p, ~CT_DUE_NEVER, memory_order_seq_cst);
+}
+
 static inline void ct_due_set(_Atomic uint64_t *p, uint64_t due)
 {
 	atomic_store_explicit(p, ~due, memory_order_seq_cst);
 }
 
+/* The slot bounds of head row @idx of @h. */
+static inline _Atomic uint16_t *ct_slot_due(const struct ct_htab *h, uint64_t idx)
+{
+	return &h->slot_due[idx * CT_ROW_SLOTS];
+}
+
+/* The slot bounds of row @r of the chain whose head is @head. */
+static inline _Atomic uint16_t *ct_row_slot_due(const struct ct_htab *h,
+						const struct ct_row *head,
+						const struct ct_row *r)
+{
+	if (r == head)
+		return ct_slot_due(h, (uint64_t)(head - h->rows));
+	return (_Atomic uint16_t *)(void *)(uintptr_t)(r + 1);
+}
+
+static inline uint16_t ct_slot_due_enc(uint64_t exp)
+{
+	return (uint16_t)(exp >> CT_SLOT_DUE_SHIFT);
+}
+
+/*
+ * ct_slot_due_lower - the lower bound that slot bound @v gives, decoded
+ * against its row's bound @d (htab.h's top comment says why it is one):
+ * the least time >= @d, in whole units, whose unit number ends in @v.  At
+ * most 2^16 units above @d; UINT64_MAX ("unknown: read the entry") when
+ * @d is "never" or that would not fit.
+ */
+static inline uint64_t ct_slot_due_lower(uint64_t d, uint16_t v)
+{
+	uint64_t du = d >> CT_SLOT_DUE_SHIFT;
+	uint64_t u = du + (uint16_t)(v - (uint16_t)du);
+
+	if (d == CT_DUE_NEVER || u >= (UINT64_MAX >> CT_SLOT_DUE_SHIFT))
+		return 0;
+	return u << CT_SLOT_DUE_SHIFT;
+}
+
+/* Mark head row @idx's slot bounds as possibly too high (a timeout was
+ * shortened): before its row bound is lowered (seq_cst, see gc_row). */
+static inline void ct_slot_due_dirty(struct ct_htab *h, uint64_t idx)
+{
+	atomic_fetch_or_explicit(&h->slot_dirty[idx / CT_GROUP_ROWS],
+				 1ull << (idx % CT_GROUP_ROWS), memory_order_seq_cst);
+}
+
 /* Count entries in row chain @r (any thread; approximate while writers run). */
 unsigned ct_row_count(const struct ct_row *r);
 
-/* An overflow row, zeroed, registered with @h for freeing (NULL: no
+/* An overflow row, zeroed with its slot bounds (the 64 bytes after it),
+ * registered with @h for freeing (NULL: no
  * memory).  For ct_htab_insert_locked_inline. */
 struct ct_row *ct_htab_ovf_new(struct ct_htab *h);
 
@@ -337,6 +417,8 @@ ct_htab_insert_locked_inline(struct ct_htab *h, struct ct_row *head,
 	 * writers hold its lock, not the row's) */
 	uint64_t exp = __atomic_load_n(&c->expires, __ATOMIC_RELAXED);
 	_Atomic uint64_t *free_slot = NULL;
+	struct ct_row *free_row = NULL; /* free_slot's row, and index */
+	int free_k = 0;
 	struct ct_row *r = head, *last = head;
 	unsigned rows = 0;
 
@@ -348,8 +430,11 @@ ct_htab_insert_locked_inline(struct ct_htab *h, struct ct_row *head,
 		unsigned empty = ct_row_empty(r);
 
 		rows++;
-		if (empty && !free_slot)
-			free_slot = &r->slot[__builtin_ctz(empty)];
+		if (empty && !free_slot) {
+			free_k = __builtin_ctz(empty);
+			free_slot = &r->slot[free_k];
+			free_row = r;
+		}
 		for (unsigned m = ct_row_sig_match(r, hash) & ~empty; m; m &= m - 1) {
 			int i = __builtin_ctz(m);
 			uint64_t s = atomic_load_explicit(&r->slot[i],
@@ -379,6 +464,8 @@ ct_htab_insert_locked_inline(struct ct_htab *h, struct ct_row *head,
 		struct ct_row *o = ct_htab_ovf_new(h);
 		if (!o)
 			return CT_INS_NOMEM;
+		atomic_store_explicit(&ct_row_slot_due(h, head, o)[0],
+				      ct_slot_due_enc(exp), memory_order_relaxed);
 		atomic_store_explicit(&o->slot[0], ct_slot_make(c, hash),
 				      memory_order_relaxed);
 		/* publish the filled overflow row at the end of the chain,
@@ -387,6 +474,10 @@ ct_htab_insert_locked_inline(struct ct_htab *h, struct ct_row *head,
 		atomic_store_explicit(&last->next, (uintptr_t)o | (v & CT_ROW_FLAGS),
 				      memory_order_release);
 	} else {
+		/* the slot's bound: the collector reads it only with the
+		 * row locked, and we hold the lock */
+		atomic_store_explicit(&ct_row_slot_due(h, head, free_row)[free_k],
+				      ct_slot_due_enc(exp), memory_order_relaxed);
 		atomic_store_explicit(free_slot, ct_slot_make(c, hash),
 				      memory_order_release);
 	}
