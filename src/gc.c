@@ -210,14 +210,18 @@ static bool gc_after_rows(struct gc_run *g, uint64_t rows)
 	return !g->stopped;
 }
 
-/* Rewrite a slot bound from the expiry just read (row locked), skipping
- * the store when it holds that already. */
-static inline void gc_slot_due_set(_Atomic uint16_t *p, uint64_t exp)
+/* Set the bound of slot @sl (holding @s) from the expiry just read, with
+ * the row locked, and mark it valid; stores skipped where nothing would
+ * change.  Release: the slot still publishes its entry to readers. */
+static inline void gc_slot_due_set(_Atomic uint64_t *sl, uint64_t s,
+				   _Atomic uint16_t *p, uint64_t exp)
 {
 	uint16_t v = ct_slot_due_enc(exp);
 
-	if (atomic_load_explicit(p, memory_order_relaxed) != v)
+	if (!(s & CT_SLOT_BOUND) || atomic_load_explicit(p, memory_order_relaxed) != v)
 		atomic_store_explicit(p, v, memory_order_relaxed);
+	if (!(s & CT_SLOT_BOUND))
+		atomic_store_explicit(sl, s | CT_SLOT_BOUND, memory_order_release);
 }
 
 static bool row_nonempty(const struct ct_row *head)
@@ -235,9 +239,10 @@ static bool row_nonempty(const struct ct_row *head)
  * (GC_VICTIMS) is locked again, so that a full pass leaves nothing due
  * behind but entries another thread held locked.
  *
- * The head row's slot bounds (htab.h) say which entries may be due: the
- * others are not read, their bounds stand in for their expiries in the
- * row's new bound.  Every expiry read rewrites its slot's bound.  The row
+ * The slot bounds (htab.h) say which entries may be due: the others are
+ * not read, their bounds stand in for their expiries in the row's new
+ * bound.  An entry without a valid bound is read, and every expiry read
+ * of an entry that stays sets its slot's bound.  The row
  * bound is taken (set to "never") before the dirty bit is read, and a
  * writer that shortens a timeout sets the bit before it lowers the row
  * bound: either the bit is seen here, cleared, and every entry read after
@@ -289,7 +294,7 @@ again:
 
 			if (!s)
 				continue;
-			if (use_sd) {
+			if (use_sd && (s & CT_SLOT_BOUND)) {
 				uint64_t lb = ct_slot_due_lower(
 					d, atomic_load_explicit(&sd[k], memory_order_relaxed));
 
@@ -312,7 +317,7 @@ again:
 				 * exp <= now if it is due, so the row stays due) */
 				if (exp < m)
 					m = exp;
-				gc_slot_due_set(&sd[k], exp);
+				gc_slot_due_set(&r->slot[k], s, &sd[k], exp);
 				continue;
 			}
 			exp = c->expires;
@@ -320,7 +325,7 @@ again:
 				ct_conn_unlock(c);
 				if (exp < m)
 					m = exp;
-				gc_slot_due_set(&sd[k], exp);
+				gc_slot_due_set(&r->slot[k], s, &sd[k], exp);
 				continue;
 			}
 			if (ct_conn_test_and_set(c, CT_ST_DYING)) {
@@ -415,7 +420,7 @@ static void gc_drain(struct gc_run *g)
 
 /*
  * Queue due row @r, whose bound was @rd: prefetch the entries its slots
- * point to that its slot bounds do not show as not due yet, and collect
+ * point to that no valid slot bound shows as not due yet, and collect
  * the row only when GC_QUEUE more due rows have been found (or at the
  * next drain).  Checking an entry costs one cache miss (its expiry is
  * read); found a few rows ahead, those misses overlap with the work on
@@ -434,7 +439,8 @@ static void gc_queue_row(struct gc_run *g, struct ct_row *r, uint64_t rd,
 	for (int k = 0; k < CT_ROW_SLOTS; k++) {
 		uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_relaxed);
 
-		if (s && ct_slot_due_lower(rd, atomic_load_explicit(&sd[k], memory_order_relaxed)) <= g->now) {
+		if (s && (!(s & CT_SLOT_BOUND) ||
+			  ct_slot_due_lower(rd, atomic_load_explicit(&sd[k], memory_order_relaxed)) <= g->now)) {
 			/* an entry is 8-aligned, not 64: its core (expiry,
 			 * status, lock: bytes 40..63) may span two lines */
 			const char *c = (const char *)ct_slot_conn(s);

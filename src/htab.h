@@ -27,22 +27,27 @@
  *
  * Slot bounds.  Beside the rows, slot_due keeps for each slot of a head
  * row a 16-bit coarse lower bound of its entry's expiry: the expiry in
- * units of 2^CT_SLOT_DUE_SHIFT ns, rounded down, modulo 2^16.  The
- * collector reads them under the row lock to skip the entries of a due
- * row that are not due, without touching their lines.  A value is
- * decoded against the row's own bound D (ct_slot_due_lower): the smallest
- * time >= D, rounded down to a unit, with the stored value's low 16 bits.
- * That is never above the entry's expiry as long as D is at most the
- * slot's true (unwrapped) bound, which every writer of D keeps: an insert
- * lowers D to the expiry it stores, and the collector sets D to the least
- * bound it used.  A far expiry (beyond 2^16 units of D) or an old one thus
- * decodes low: the collector looks at the entry, never past it.  A
- * refresh only lengthens a timeout and leaves the bound low.  A shortened
- * timeout sets the row's bit in slot_dirty (one word per group) before it
- * lowers D; the collector clears the bit and then reads every entry of the
- * row.  An overflow row keeps its slot bounds in the line after it (it is
- * allocated 128 bytes, 128-aligned: the pair a spatial prefetcher fetches
- * together); they are decoded against the head's D too.
+ * units of 2^CT_SLOT_DUE_SHIFT ns, rounded down, modulo 2^16.  Only the
+ * collector writes and reads them, under the row lock: when it reads an
+ * entry's expiry and keeps the entry, it stores the bound and sets bit 0
+ * of the slot (CT_SLOT_BOUND; entries are 8-aligned, so the bit is free).
+ * An insert stores its slot with the bit clear and touches no bound, so
+ * the creation path pays nothing; a new entry is read once by the
+ * collector, and after that a due row's entries that are not due are
+ * skipped without touching their lines.  A value is decoded against the
+ * row's own bound D (ct_slot_due_lower): the least time >= D, in whole
+ * units, whose unit number ends in the stored 16 bits.  That is never
+ * above the entry's expiry as long as D is at most the slot's true
+ * (unwrapped) bound, and every writer of D keeps that: the collector sets
+ * D to the least of the expiries and bounds it used, and anyone else only
+ * lowers D.  A far expiry (beyond 2^16 units of D) thus decodes low, as
+ * does a bound left behind by a refresh (which only lengthens a timeout):
+ * the collector reads the entry early, never late.  A shortened timeout
+ * sets the row's bit in slot_dirty (one word per group) before it lowers
+ * D; the collector clears the bit and then reads every entry of the row.
+ * An overflow row keeps its slot bounds in the line after it (it is
+ * allocated 128 bytes, 128-aligned: a pair of lines a spatial prefetcher
+ * fetches together), decoded against the head's D too.
  *
  * Memory ordering: slots are published with release stores and read with
  * acquire loads; an entry is fully initialised before its slot is stored.
@@ -102,6 +107,10 @@ struct ct_htab {
 	struct rcu_head rcu;
 };
 
+/* Bit 0 of a slot (entries are 8-aligned): its slot bound is valid
+ * (htab.h's top comment).  Stored clear; only the collector sets it. */
+#define CT_SLOT_BOUND 1ull
+
 static inline uint64_t ct_slot_make(const struct ct_conn *c, uint64_t hash)
 {
 	return (hash & 0xffff000000000000ull) | (uint64_t)(uintptr_t)c;
@@ -109,7 +118,7 @@ static inline uint64_t ct_slot_make(const struct ct_conn *c, uint64_t hash)
 
 static inline struct ct_conn *ct_slot_conn(uint64_t slot)
 {
-	return (struct ct_conn *)(uintptr_t)(slot & 0x0000ffffffffffffull);
+	return (struct ct_conn *)(uintptr_t)(slot & 0x0000fffffffffff8ull);
 }
 
 static inline uint64_t ct_slot_sig(uint64_t hash)
@@ -389,11 +398,17 @@ static inline uint64_t ct_slot_due_lower(uint64_t d, uint16_t v)
 }
 
 /* Mark head row @idx's slot bounds as possibly too high (a timeout was
- * shortened): before its row bound is lowered (seq_cst, see gc_row). */
+ * shortened): after the new expiry is stored and a seq_cst fence, before
+ * the row bound is lowered (see gc_row).  A bit found set is left as it
+ * is: the collector clears it only after this load (which read it set)
+ * and reads the expiries after clearing, so it sees the new one. */
 static inline void ct_slot_due_dirty(struct ct_htab *h, uint64_t idx)
 {
-	atomic_fetch_or_explicit(&h->slot_dirty[idx / CT_GROUP_ROWS],
-				 1ull << (idx % CT_GROUP_ROWS), memory_order_seq_cst);
+	_Atomic uint64_t *w = &h->slot_dirty[idx / CT_GROUP_ROWS];
+	uint64_t bit = 1ull << (idx % CT_GROUP_ROWS);
+
+	if (!(atomic_load_explicit(w, memory_order_seq_cst) & bit))
+		atomic_fetch_or_explicit(w, bit, memory_order_seq_cst);
 }
 
 /* Count entries in row chain @r (any thread; approximate while writers run). */
@@ -417,8 +432,6 @@ ct_htab_insert_locked_inline(struct ct_htab *h, struct ct_row *head,
 	 * writers hold its lock, not the row's) */
 	uint64_t exp = __atomic_load_n(&c->expires, __ATOMIC_RELAXED);
 	_Atomic uint64_t *free_slot = NULL;
-	struct ct_row *free_row = NULL; /* free_slot's row, and index */
-	int free_k = 0;
 	struct ct_row *r = head, *last = head;
 	unsigned rows = 0;
 
@@ -430,11 +443,8 @@ ct_htab_insert_locked_inline(struct ct_htab *h, struct ct_row *head,
 		unsigned empty = ct_row_empty(r);
 
 		rows++;
-		if (empty && !free_slot) {
-			free_k = __builtin_ctz(empty);
-			free_slot = &r->slot[free_k];
-			free_row = r;
-		}
+		if (empty && !free_slot)
+			free_slot = &r->slot[__builtin_ctz(empty)];
 		for (unsigned m = ct_row_sig_match(r, hash) & ~empty; m; m &= m - 1) {
 			int i = __builtin_ctz(m);
 			uint64_t s = atomic_load_explicit(&r->slot[i],
@@ -464,8 +474,6 @@ ct_htab_insert_locked_inline(struct ct_htab *h, struct ct_row *head,
 		struct ct_row *o = ct_htab_ovf_new(h);
 		if (!o)
 			return CT_INS_NOMEM;
-		atomic_store_explicit(&ct_row_slot_due(h, head, o)[0],
-				      ct_slot_due_enc(exp), memory_order_relaxed);
 		atomic_store_explicit(&o->slot[0], ct_slot_make(c, hash),
 				      memory_order_relaxed);
 		/* publish the filled overflow row at the end of the chain,
@@ -474,10 +482,6 @@ ct_htab_insert_locked_inline(struct ct_htab *h, struct ct_row *head,
 		atomic_store_explicit(&last->next, (uintptr_t)o | (v & CT_ROW_FLAGS),
 				      memory_order_release);
 	} else {
-		/* the slot's bound: the collector reads it only with the
-		 * row locked, and we hold the lock */
-		atomic_store_explicit(&ct_row_slot_due(h, head, free_row)[free_k],
-				      ct_slot_due_enc(exp), memory_order_relaxed);
 		atomic_store_explicit(free_slot, ct_slot_make(c, hash),
 				      memory_order_release);
 	}
