@@ -481,9 +481,6 @@ static uint64_t gc_rows_due(struct gc_run *g, struct ct_row *rows,
 	ct_time_ns now = g->now;
 	uint64_t gmin = CT_DUE_NEVER;
 
-	/* the sub's rows are adjacent lines: ask for all of them at once */
-	for (uint64_t i = first; i < last; i++)
-		__builtin_prefetch(&rows[i], 1);
 	for (uint64_t i = first; i < last; i++) {
 		uint64_t rd = ct_due_get(&rows[i].due_inv);
 
@@ -525,19 +522,24 @@ static void gc_dequeue_sub(struct gc_run *g)
 		g->next_due = smin;
 }
 
+/* Ask for sub @sub's rows (adjacent lines: all at once) and their slot
+ * bounds (8 rows' fill 96 bytes, two lines).  Subs are whole: a table
+ * has a power of two of rows, at least 64. */
+static inline void gc_prefetch_sub(struct gc_run *g, uint64_t sub)
+{
+	const struct ct_row *rows = &g->h->rows[sub * CT_SUB_ROWS];
+	const char *sd = (const char *)ct_slot_due(g->h, sub * CT_SUB_ROWS);
+
+	for (int i = 0; i < CT_SUB_ROWS; i++)
+		__builtin_prefetch(&rows[i], 1);
+	__builtin_prefetch(sd, 0);
+	__builtin_prefetch(sd + CT_SUB_ROWS * CT_ROW_SLOTS * sizeof(uint16_t) - 1, 0);
+}
+
 static void gc_queue_sub(struct gc_run *g, uint64_t sub)
 {
-	struct ct_row *rows = g->h->rows;
-	uint64_t first = sub * CT_SUB_ROWS, last = first + CT_SUB_ROWS;
-
 	ct_due_set(&g->h->sub_due_inv[sub], CT_DUE_NEVER);
-	if (last > g->h->n_rows)
-		last = g->h->n_rows;
-	for (uint64_t i = first; i < last; i++)
-		__builtin_prefetch(&rows[i], 1);
-	/* and their slot bounds: 8 rows' fill 96 bytes, two lines */
-	__builtin_prefetch(ct_slot_due(g->h, first), 0);
-	__builtin_prefetch((const char *)ct_slot_due(g->h, last) - 1, 0);
+	gc_prefetch_sub(g, sub);
 	if (g->sq_n == GC_QUEUE_SUBS)
 		gc_dequeue_sub(g);
 	g->sq[(g->sq_head + g->sq_n) % GC_QUEUE_SUBS] = sub;
@@ -664,11 +666,13 @@ static bool gc_group(struct gc_run *g, struct ct_htab *h, uint64_t grp,
 			}
 		}
 		ct_due_set(sd, CT_DUE_NEVER);
-		if (fast)
+		if (fast) {
+			gc_prefetch_sub(g, r0 / CT_SUB_ROWS);
 			smin = gc_rows_due(g, h->rows, r0, r1, sd,
 					   &h->group_due_inv[grp]);
-		else
+		} else {
 			smin = gc_rows_policy(g, h->rows, r0, r1);
+		}
 		if (g->retired)
 			return false;   /* h may be gone: touch nothing */
 		visited += r1 - r0;
@@ -741,20 +745,32 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 			/* groups with nothing due, as gc_group would skip
 			 * them, in a tight loop: one load and a compare each
 			 * (the budget is looked at every 1024 groups) */
-			uint64_t s0 = grp, ng = h->n_groups, nd = next_due;
+			uint64_t s0 = grp, ng = h->n_groups;
 			_Atomic uint64_t *gdi = h->group_due_inv;
+			/* on the inverted words: due is ~inv >= ~now, and
+			 * the least bound the greatest word */
+			uint64_t now_inv = ~now, nd_inv = ~next_due;
 
 			while (grp < ng) {
-				uint64_t gd = ct_due_get(&gdi[grp]);
+				uint64_t end = (grp | 1023) + 1;
+				bool found = false;
 
-				if (gd <= now)
-					break;
-				nd = gd < nd ? gd : nd;
-				grp++;
-				if ((grp & 1023) == 0 && g.deadline && mono_ns() >= g.deadline)
+				if (end > ng)
+					end = ng;
+				for (; grp < end; grp++) {
+					uint64_t inv = atomic_load_explicit(&gdi[grp],
+									    memory_order_seq_cst);
+
+					if (inv >= now_inv) {
+						found = true;
+						break;
+					}
+					nd_inv = inv > nd_inv ? inv : nd_inv;
+				}
+				if (found || (g.deadline && mono_ns() >= g.deadline))
 					break;
 			}
-			next_due = nd;
+			next_due = ~nd_inv;
 			res->groups_skipped += grp - s0;
 			if (grp >= h->n_groups) {
 				grp = 0;
