@@ -15,8 +15,13 @@
  *     group, the 8 rows of a due sub, and locks a row only when something
  *     in it is due.  Idle cost follows the table's size divided by 64;
  *     busy cost follows the number of expirations.
+ *  Inside a due row, each slot keeps a coarse lower bound of its entry's
+ *  expiry beside the rows (htab.h, "slot bounds"), set by the collector
+ *  whenever it reads an expiry: a due row's entries that are not due are
+ *  skipped without touching their lines, so a row with one due entry in
+ *  five costs one entry read, not five.
  *  A busy pass is a cache-miss chain: group word, sub line, rows, each
- *  row's entries.  It is pipelined (gc_queue_group and below): what is
+ *  row's due entries.  It is pipelined (gc_queue_group and below): what is
  *  found due is queued with the next level prefetched and worked on a few
  *  finds later, so that the misses of several due entries overlap.  The
  *  queues are emptied before every yield and at the end of a slice.
