@@ -527,24 +527,28 @@ static void gc_dequeue_sub(struct gc_run *g)
 		g->next_due = smin;
 }
 
-/* Ask for sub @sub's rows (adjacent lines: all at once) and their slot
- * bounds (8 rows' fill 96 bytes, two lines).  Subs are whole: a table
- * has a power of two of rows, at least 64. */
-static inline void gc_prefetch_sub(struct gc_run *g, uint64_t sub)
+/* Start on sub @sub: its bound to "never" (before its rows are read),
+ * and ask for its rows (adjacent lines: all at once) and their slot
+ * bounds (8 rows' fill 96 bytes, two lines).  (One function for both: a
+ * function of prefetches alone is "pure" to GCC, and its calls are
+ * dropped.) */
+static inline void gc_sub_begin(struct gc_run *g, uint64_t sub)
 {
-	const struct ct_row *rows = &g->h->rows[sub * CT_SUB_ROWS];
-	const char *sd = (const char *)ct_slot_due(g->h, sub * CT_SUB_ROWS);
+	struct ct_row *rows = g->h->rows;
+	uint64_t first = sub * CT_SUB_ROWS, last = first + CT_SUB_ROWS;
 
-	for (int i = 0; i < CT_SUB_ROWS; i++)
+	ct_due_set(&g->h->sub_due_inv[sub], CT_DUE_NEVER);
+	if (last > g->h->n_rows)
+		last = g->h->n_rows;
+	for (uint64_t i = first; i < last; i++)
 		__builtin_prefetch(&rows[i], 1);
-	__builtin_prefetch(sd, 0);
-	__builtin_prefetch(sd + CT_SUB_ROWS * CT_ROW_SLOTS * sizeof(uint16_t) - 1, 0);
+	__builtin_prefetch(ct_slot_due(g->h, first), 0);
+	__builtin_prefetch((const char *)ct_slot_due(g->h, last) - 1, 0);
 }
 
 static void gc_queue_sub(struct gc_run *g, uint64_t sub)
 {
-	ct_due_set(&g->h->sub_due_inv[sub], CT_DUE_NEVER);
-	gc_prefetch_sub(g, sub);
+	gc_sub_begin(g, sub);
 	if (g->sq_n == GC_QUEUE_SUBS)
 		gc_dequeue_sub(g);
 	g->sq[(g->sq_head + g->sq_n) % GC_QUEUE_SUBS] = sub;
@@ -670,12 +674,12 @@ static bool gc_group(struct gc_run *g, struct ct_htab *h, uint64_t grp,
 				continue;
 			}
 		}
-		ct_due_set(sd, CT_DUE_NEVER);
 		if (fast) {
-			gc_prefetch_sub(g, r0 / CT_SUB_ROWS);
+			gc_sub_begin(g, r0 / CT_SUB_ROWS);
 			smin = gc_rows_due(g, h->rows, r0, r1, sd,
 					   &h->group_due_inv[grp]);
 		} else {
+			ct_due_set(sd, CT_DUE_NEVER);
 			smin = gc_rows_policy(g, h->rows, r0, r1);
 		}
 		if (g->retired)
