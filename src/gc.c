@@ -534,16 +534,16 @@ static void gc_dequeue_sub(struct gc_run *g)
  * dropped.) */
 static inline void gc_sub_begin(struct gc_run *g, uint64_t sub)
 {
-	struct ct_row *rows = g->h->rows;
-	uint64_t first = sub * CT_SUB_ROWS, last = first + CT_SUB_ROWS;
+	struct ct_row *rows = &g->h->rows[sub * CT_SUB_ROWS];
+	const char *sd = (const char *)ct_slot_due(g->h, sub * CT_SUB_ROWS);
 
+	/* subs are whole: a table has a power of two of rows, at least 64 */
+	_Static_assert(CT_GROUP_ROWS <= 64, "the smallest table holds whole groups");
 	ct_due_set(&g->h->sub_due_inv[sub], CT_DUE_NEVER);
-	if (last > g->h->n_rows)
-		last = g->h->n_rows;
-	for (uint64_t i = first; i < last; i++)
+	for (int i = 0; i < CT_SUB_ROWS; i++)
 		__builtin_prefetch(&rows[i], 1);
-	__builtin_prefetch(ct_slot_due(g->h, first), 0);
-	__builtin_prefetch((const char *)ct_slot_due(g->h, last) - 1, 0);
+	__builtin_prefetch(sd, 0);
+	__builtin_prefetch(sd + CT_SUB_ROWS * CT_ROW_SLOTS * sizeof(uint16_t) - 1, 0);
 }
 
 static void gc_queue_sub(struct gc_run *g, uint64_t sub)
