@@ -15,8 +15,13 @@
  *     group, the 8 rows of a due sub, and locks a row only when something
  *     in it is due.  Idle cost follows the table's size divided by 64;
  *     busy cost follows the number of expirations.
+ *  Inside a due row, each slot keeps a coarse lower bound of its entry's
+ *  expiry beside the rows (htab.h, "slot bounds"), set by the collector
+ *  whenever it reads an expiry: a due row's entries that are not due are
+ *  skipped without touching their lines, so a row with one due entry in
+ *  five costs one entry read, not five.
  *  A busy pass is a cache-miss chain: group word, sub line, rows, each
- *  row's entries.  It is pipelined (gc_queue_group and below): what is
+ *  row's due entries.  It is pipelined (gc_queue_group and below): what is
  *  found due is queued with the next level prefetched and worked on a few
  *  finds later, so that the misses of several due entries overlap.  The
  *  queues are emptied before every yield and at the end of a slice.
@@ -210,6 +215,20 @@ static bool gc_after_rows(struct gc_run *g, uint64_t rows)
 	return !g->stopped;
 }
 
+/* Set the bound of slot @sl (holding @s) from the expiry just read, with
+ * the row locked, and mark it valid; stores skipped where nothing would
+ * change.  Release: the slot still publishes its entry to readers. */
+static inline void gc_slot_due_set(_Atomic uint64_t *sl, uint64_t s,
+				   _Atomic uint16_t *p, uint64_t exp)
+{
+	uint16_t v = ct_slot_due_enc(exp);
+
+	if (!(s & CT_SLOT_BOUND) || atomic_load_explicit(p, memory_order_relaxed) != v)
+		atomic_store_explicit(p, v, memory_order_relaxed);
+	if (!(s & CT_SLOT_BOUND))
+		atomic_store_explicit(sl, s | CT_SLOT_BOUND, memory_order_release);
+}
+
 static bool row_nonempty(const struct ct_row *head)
 {
 	for (const struct ct_row *r = head; r; r = ct_row_next(r))
@@ -223,19 +242,34 @@ static bool row_nonempty(const struct ct_row *head)
 /* Expire what is due in one row (the row is not moved).  Returns the
  * row's new bound.  A row with more due entries than one locking takes
  * (GC_VICTIMS) is locked again, so that a full pass leaves nothing due
- * behind but entries another thread held locked. */
+ * behind but entries another thread held locked.
+ *
+ * The slot bounds (htab.h) say which entries may be due: the others are
+ * not read, their bounds stand in for their expiries in the row's new
+ * bound.  An entry without a valid bound is read, and every expiry read
+ * of an entry that stays sets its slot's bound.  The row
+ * bound is taken (set to "never") before the dirty bit is read, and a
+ * writer that shortens a timeout sets the bit before it lowers the row
+ * bound: either the bit is seen here, cleared, and every entry read after
+ * the writer's store, or the bit stays set for the next visit and the
+ * writer's lowering lands after the "never" store.  Under early-drop
+ * pressure every entry is read. */
 static uint64_t gc_row(struct gc_run *g, struct ct_row *head)
 {
 	struct ct_thread *thr = g->thr;
 	struct ct_table *t = g->t;
+	struct ct_htab *h = g->h;
 	struct ct_conn *victims[GC_VICTIMS];
 	uint8_t early[GC_VICTIMS];
 	struct ct_conn_info *infos = NULL;
 	struct ct_conn_info info_buf[8];
+	uint64_t idx = (uint64_t)(head - h->rows);
+	_Atomic uint64_t *dirty = &h->slot_dirty[idx / CT_GROUP_ROWS];
+	uint64_t dbit = 1ull << (idx % CT_GROUP_ROWS);
 	unsigned n;
-	uint64_t m;
+	uint64_t m, d;
 	bool events = ct_events_on(t);
-	bool full;
+	bool full, use_sd;
 
 again:
 	n = 0;
@@ -248,8 +282,15 @@ again:
 		return CT_DUE_NEVER;
 	}
 	g->res->rows_locked++;
-	ct_due_set(&head->due_inv, CT_DUE_NEVER);
-	for (struct ct_row *r = head; r; r = ct_row_next(r))
+	d = ct_due_take(&head->due_inv);
+	use_sd = !g->pressure;
+	if (atomic_load_explicit(dirty, memory_order_seq_cst) & dbit) {
+		atomic_fetch_and_explicit(dirty, ~dbit, memory_order_seq_cst);
+		use_sd = false;
+	}
+	for (struct ct_row *r = head; r; r = ct_row_next(r)) {
+		_Atomic uint16_t *sd = ct_row_slot_due(h, head, r);
+
 		for (int k = 0; k < CT_ROW_SLOTS; k++) {
 			uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_relaxed);
 			struct ct_conn *c;
@@ -258,6 +299,17 @@ again:
 
 			if (!s)
 				continue;
+			if (use_sd && (s & CT_SLOT_BOUND)) {
+				uint64_t lb = ct_slot_due_lower(
+					d, atomic_load_explicit(&sd[k], memory_order_relaxed));
+
+				if (lb > g->now) {
+					/* not due: the entry is not read */
+					if (lb < m)
+						m = lb;
+					continue;
+				}
+			}
 			c = ct_slot_conn(s);
 			exp = __atomic_load_n(&c->expires, __ATOMIC_SEQ_CST);
 			drop = exp <= g->now;
@@ -266,11 +318,11 @@ again:
 			/* under pressure every entry is a candidate; whether
 			 * its tracker lets it go early is read under its lock */
 			if (!(drop || g->pressure) || n == GC_VICTIMS || !ct_conn_trylock(c)) {
-				/* keep it (busy entries are looked at next pass) */
+				/* keep it (busy entries are looked at next pass;
+				 * exp <= now if it is due, so the row stays due) */
 				if (exp < m)
 					m = exp;
-				if (drop)
-					m = g->now; /* still due */
+				gc_slot_due_set(&r->slot[k], s, &sd[k], exp);
 				continue;
 			}
 			exp = c->expires;
@@ -278,6 +330,7 @@ again:
 				ct_conn_unlock(c);
 				if (exp < m)
 					m = exp;
+				gc_slot_due_set(&r->slot[k], s, &sd[k], exp);
 				continue;
 			}
 			if (ct_conn_test_and_set(c, CT_ST_DYING)) {
@@ -293,6 +346,7 @@ again:
 			early[n] = exp > g->now;
 			victims[n++] = c;
 		}
+	}
 	ct_due_lower(&head->due_inv, m);
 	ct_row_unlock(head);
 
@@ -370,29 +424,43 @@ static void gc_drain(struct gc_run *g)
 }
 
 /*
- * Queue due row @r: prefetch the entries its slots point to, and collect
+ * Queue due row @r, whose bound was @rd: prefetch the entries its slots
+ * point to that no valid slot bound shows as not due yet, and collect
  * the row only when GC_QUEUE more due rows have been found (or at the
- * next drain).  Checking a row's entries costs one cache miss per entry
- * (each expiry is read); found a few rows ahead, those misses overlap
- * with the work on the rows before it instead of being waited for one by
- * one.  Rows are collected in the order they were found, so DESTROY
- * events keep the order of a pass without the queue.
+ * next drain).  Checking an entry costs one cache miss (its expiry is
+ * read); found a few rows ahead, those misses overlap with the work on
+ * the rows before it instead of being waited for one by one.  Rows are
+ * collected in the order they were found, so DESTROY events keep the
+ * order of a pass without the queue.  (The slot bounds are read here
+ * without the row lock: a hint for the prefetch only; gc_row reads them
+ * again, locked.)
  */
-static void gc_queue_row(struct gc_run *g, struct ct_row *r,
+static void gc_queue_row(struct gc_run *g, struct ct_row *r, uint64_t rd,
 			 _Atomic uint64_t *sub, _Atomic uint64_t *group)
 {
+	_Atomic uint16_t *sd = ct_slot_due(g->h, (uint64_t)(r - g->h->rows));
 	struct gc_due_row *q;
 
 	for (int k = 0; k < CT_ROW_SLOTS; k++) {
 		uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_relaxed);
 
-		if (s) {
+		if (s && (!(s & CT_SLOT_BOUND) ||
+			  ct_slot_due_lower(rd, atomic_load_explicit(&sd[k], memory_order_relaxed)) <= g->now)) {
 			/* an entry is 8-aligned, not 64: its core (expiry,
 			 * status, lock: bytes 40..63) may span two lines */
 			const char *c = (const char *)ct_slot_conn(s);
 
 			__builtin_prefetch(c, 1);
 			__builtin_prefetch(c + sizeof(struct ct_conn) - 1, 1);
+		}
+	}
+	/* an overflow row and its slot bounds: gc_row reads both */
+	{
+		const struct ct_row *o = ct_row_next(r);
+
+		if (o) {
+			__builtin_prefetch(o, 1);
+			__builtin_prefetch(o + 1, 1);
 		}
 	}
 	if (g->q_n == GC_QUEUE)
@@ -418,14 +486,11 @@ static uint64_t gc_rows_due(struct gc_run *g, struct ct_row *rows,
 	ct_time_ns now = g->now;
 	uint64_t gmin = CT_DUE_NEVER;
 
-	/* the sub's rows are adjacent lines: ask for all of them at once */
-	for (uint64_t i = first; i < last; i++)
-		__builtin_prefetch(&rows[i], 1);
 	for (uint64_t i = first; i < last; i++) {
 		uint64_t rd = ct_due_get(&rows[i].due_inv);
 
 		if (rd <= now && !ct_row_moved(&rows[i]))
-			gc_queue_row(g, &rows[i], sub, group);
+			gc_queue_row(g, &rows[i], rd, sub, group);
 		else if (rd < gmin)
 			gmin = rd;
 	}
@@ -462,16 +527,28 @@ static void gc_dequeue_sub(struct gc_run *g)
 		g->next_due = smin;
 }
 
+/* Start on sub @sub: its bound to "never" (before its rows are read),
+ * and ask for its rows (adjacent lines: all at once) and their slot
+ * bounds (8 rows' fill 96 bytes, two lines).  (One function for both: a
+ * function of prefetches alone is "pure" to GCC, and its calls are
+ * dropped.) */
+static inline void gc_sub_begin(struct gc_run *g, uint64_t sub)
+{
+	struct ct_row *rows = &g->h->rows[sub * CT_SUB_ROWS];
+	const char *sd = (const char *)ct_slot_due(g->h, sub * CT_SUB_ROWS);
+
+	/* subs are whole: a table has a power of two of rows, at least 64 */
+	_Static_assert(CT_GROUP_ROWS <= 64, "the smallest table holds whole groups");
+	ct_due_set(&g->h->sub_due_inv[sub], CT_DUE_NEVER);
+	for (int i = 0; i < CT_SUB_ROWS; i++)
+		__builtin_prefetch(&rows[i], 1);
+	__builtin_prefetch(sd, 0);
+	__builtin_prefetch(sd + CT_SUB_ROWS * CT_ROW_SLOTS * sizeof(uint16_t) - 1, 0);
+}
+
 static void gc_queue_sub(struct gc_run *g, uint64_t sub)
 {
-	struct ct_row *rows = g->h->rows;
-	uint64_t first = sub * CT_SUB_ROWS, last = first + CT_SUB_ROWS;
-
-	ct_due_set(&g->h->sub_due_inv[sub], CT_DUE_NEVER);
-	if (last > g->h->n_rows)
-		last = g->h->n_rows;
-	for (uint64_t i = first; i < last; i++)
-		__builtin_prefetch(&rows[i], 1);
+	gc_sub_begin(g, sub);
 	if (g->sq_n == GC_QUEUE_SUBS)
 		gc_dequeue_sub(g);
 	g->sq[(g->sq_head + g->sq_n) % GC_QUEUE_SUBS] = sub;
@@ -597,12 +674,14 @@ static bool gc_group(struct gc_run *g, struct ct_htab *h, uint64_t grp,
 				continue;
 			}
 		}
-		ct_due_set(sd, CT_DUE_NEVER);
-		if (fast)
+		if (fast) {
+			gc_sub_begin(g, r0 / CT_SUB_ROWS);
 			smin = gc_rows_due(g, h->rows, r0, r1, sd,
 					   &h->group_due_inv[grp]);
-		else
+		} else {
+			ct_due_set(sd, CT_DUE_NEVER);
 			smin = gc_rows_policy(g, h->rows, r0, r1);
+		}
 		if (g->retired)
 			return false;   /* h may be gone: touch nothing */
 		visited += r1 - r0;
@@ -675,20 +754,32 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 			/* groups with nothing due, as gc_group would skip
 			 * them, in a tight loop: one load and a compare each
 			 * (the budget is looked at every 1024 groups) */
-			uint64_t s0 = grp, ng = h->n_groups, nd = next_due;
+			uint64_t s0 = grp, ng = h->n_groups;
 			_Atomic uint64_t *gdi = h->group_due_inv;
+			/* on the inverted words: due is ~inv >= ~now, and
+			 * the least bound the greatest word */
+			uint64_t now_inv = ~now, nd_inv = ~next_due;
 
 			while (grp < ng) {
-				uint64_t gd = ct_due_get(&gdi[grp]);
+				uint64_t end = (grp | 1023) + 1;
+				bool found = false;
 
-				if (gd <= now)
-					break;
-				nd = gd < nd ? gd : nd;
-				grp++;
-				if ((grp & 1023) == 0 && g.deadline && mono_ns() >= g.deadline)
+				if (end > ng)
+					end = ng;
+				for (; grp < end; grp++) {
+					uint64_t inv = atomic_load_explicit(&gdi[grp],
+									    memory_order_seq_cst);
+
+					if (inv >= now_inv) {
+						found = true;
+						break;
+					}
+					nd_inv = inv > nd_inv ? inv : nd_inv;
+				}
+				if (found || (g.deadline && mono_ns() >= g.deadline))
 					break;
 			}
-			next_due = nd;
+			next_due = ~nd_inv;
 			res->groups_skipped += grp - s0;
 			if (grp >= h->n_groups) {
 				grp = 0;

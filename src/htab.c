@@ -63,7 +63,10 @@ struct ct_htab *ct_htab_new(uint64_t n_rows)
 	h->group_due_inv = map_zeroed(h->n_groups * sizeof(*h->group_due_inv));
 	h->n_subs = h->n_groups * CT_GROUP_SUBS;
 	h->sub_due_inv = map_zeroed(h->n_subs * sizeof(*h->sub_due_inv));
-	if (!h->rows || !h->group_due_inv || !h->sub_due_inv) {
+	h->slot_due = map_zeroed(n_rows * CT_ROW_SLOTS * sizeof(*h->slot_due));
+	h->slot_dirty = map_zeroed(h->n_groups * sizeof(*h->slot_dirty));
+	if (!h->rows || !h->group_due_inv || !h->sub_due_inv || !h->slot_due ||
+	    !h->slot_dirty) {
 		ct_htab_free(h);
 		return NULL;
 	}
@@ -86,6 +89,10 @@ void ct_htab_free(struct ct_htab *h)
 		munmap(h->group_due_inv, h->n_groups * sizeof(*h->group_due_inv));
 	if (h->sub_due_inv)
 		munmap(h->sub_due_inv, h->n_subs * sizeof(*h->sub_due_inv));
+	if (h->slot_due)
+		munmap(h->slot_due, h->n_rows * CT_ROW_SLOTS * sizeof(*h->slot_due));
+	if (h->slot_dirty)
+		munmap(h->slot_dirty, h->n_groups * sizeof(*h->slot_dirty));
 	free(h);
 }
 
@@ -142,12 +149,16 @@ struct ct_conn *ct_htab_find(struct ct_htab *h, uint64_t hash,
 
 struct ct_row *ct_htab_ovf_new(struct ct_htab *h)
 {
+	/* the row, then its slot bounds in the next line (htab.h): two
+	 * row-sized units of a block */
 	struct ct_row *r = NULL;
 	unsigned spins = 0;
 
+	_Static_assert(CT_ROW_SLOTS * sizeof(uint16_t) <= sizeof(*r),
+		       "an overflow row's slot bounds fit the line after it");
 	while (atomic_exchange_explicit(&h->ovf_lock, 1, memory_order_acquire))
 		ct_spin_relax(&spins);
-	if (!h->ovf_left) {
+	if (h->ovf_left < 2) {
 		/* the block's first row is its header; the rest are fresh,
 		 * zeroed rows */
 		uint64_t rows = h->ovf_blocks ? h->ovf_blocks->len / sizeof(*r) * 2
@@ -165,8 +176,9 @@ struct ct_row *ct_htab_ovf_new(struct ct_htab *h)
 		h->ovf_next = (struct ct_row *)(void *)b + 1;
 		h->ovf_left = rows - 1;
 	}
-	r = h->ovf_next++;
-	h->ovf_left--;
+	r = h->ovf_next;
+	h->ovf_next += 2;
+	h->ovf_left -= 2;
 	h->n_ovf++;
 out:
 	atomic_store_explicit(&h->ovf_lock, 0, memory_order_release);
@@ -198,8 +210,9 @@ bool ct_htab_place_locked(struct ct_htab *h, struct ct_row *head, uint64_t s,
 		}
 		if (dedupe)
 			for (int k = 0; k < CT_ROW_SLOTS; k++)
-				if (atomic_load_explicit(&r->slot[k],
-							 memory_order_relaxed) == s)
+				if ((atomic_load_explicit(&r->slot[k],
+							  memory_order_relaxed) &
+				     ~CT_SLOT_BOUND) == s)
 					return true;
 	}
 	if (free_slot) {
@@ -238,6 +251,7 @@ bool ct_htab_remove_locked(struct ct_row *head, const struct ct_conn *c)
 
 void ct_htab_lower_due(struct ct_htab *h, uint64_t idx, uint64_t due)
 {
+	ct_slot_due_dirty(h, idx);
 	ct_due_lower(&h->rows[idx].due_inv, due);
 	ct_due_lower(&h->sub_due_inv[idx / CT_SUB_ROWS], due);
 	ct_due_lower(&h->group_due_inv[idx / CT_GROUP_ROWS], due);

@@ -25,6 +25,30 @@
  * store-then-scan order described in gc.c, so that a lowering is never
  * lost.  A refresh only lengthens a timeout and leaves the bounds alone.
  *
+ * Slot bounds.  Beside the rows, slot_due keeps for each slot of a head
+ * row a 16-bit coarse lower bound of its entry's expiry: the expiry in
+ * units of 2^CT_SLOT_DUE_SHIFT ns, rounded down, modulo 2^16.  Only the
+ * collector writes and reads them, under the row lock: when it reads an
+ * entry's expiry and keeps the entry, it stores the bound and sets bit 0
+ * of the slot (CT_SLOT_BOUND; entries are 8-aligned, so the bit is free).
+ * An insert stores its slot with the bit clear and touches no bound, so
+ * the creation path pays nothing; a new entry is read once by the
+ * collector, and after that a due row's entries that are not due are
+ * skipped without touching their lines.  A value is decoded against the
+ * row's own bound D (ct_slot_due_lower): the least time >= D, in whole
+ * units, whose unit number ends in the stored 16 bits.  That is never
+ * above the entry's expiry as long as D is at most the slot's true
+ * (unwrapped) bound, and every writer of D keeps that: the collector sets
+ * D to the least of the expiries and bounds it used, and anyone else only
+ * lowers D.  A far expiry (beyond 2^16 units of D) thus decodes low, as
+ * does a bound left behind by a refresh (which only lengthens a timeout):
+ * the collector reads the entry early, never late.  A shortened timeout
+ * sets the row's bit in slot_dirty (one word per group) before it lowers
+ * D; the collector clears the bit and then reads every entry of the row.
+ * An overflow row keeps its slot bounds in the line after it (it is
+ * allocated 128 bytes, 128-aligned: a pair of lines a spatial prefetcher
+ * fetches together), decoded against the head's D too.
+ *
  * Memory ordering: slots are published with release stores and read with
  * acquire loads; an entry is fully initialised before its slot is stored.
  */
@@ -49,6 +73,8 @@
 #define CT_SUB_ROWS 8
 #define CT_GROUP_SUBS (CT_GROUP_ROWS / CT_SUB_ROWS)
 #define CT_ROWS_MAX (1ull << 32)   /* ct_row_index scales 32 hash bits */
+/* slot bounds: units of 2^20 ns (1.05 ms), 2^16 units (68.7 s) of range */
+#define CT_SLOT_DUE_SHIFT 20
 
 struct ct_row {
 	_Atomic uint64_t slot[CT_ROW_SLOTS];
@@ -68,6 +94,11 @@ struct ct_htab {
 	_Atomic uint64_t *sub_due_inv;    /* ~due per 8 rows: a group's
 					   * eight share one cache line */
 	uint64_t n_subs;
+	/* slot bounds of the head rows, CT_ROW_SLOTS per row, and the rows
+	 * whose slot bounds may be too high (a bit per row, a word per
+	 * group) */
+	_Atomic uint16_t *slot_due;
+	_Atomic uint64_t *slot_dirty;
 	_Atomic(struct ct_htab *) future; /* resize target, or NULL */
 	_Atomic uint64_t mig_next;     /* next row to claim for migration */
 	_Atomic uint64_t mig_done;     /* rows migrated */
@@ -103,6 +134,9 @@ static inline struct ct_row *ct_htab_row(const struct ct_htab *h, uint64_t hash)
 {
 	return &h->rows[ct_row_index(hash, h->n_rows)];
 }
+/* Bit 0 of a slot (entries are 8-aligned): its slot bound is valid
+ * (htab.h's top comment).  Stored clear; only the collector sets it. */
+#define CT_SLOT_BOUND 1ull
 
 static inline uint64_t ct_slot_make(const struct ct_conn *c, uint64_t hash)
 {
@@ -111,7 +145,7 @@ static inline uint64_t ct_slot_make(const struct ct_conn *c, uint64_t hash)
 
 static inline struct ct_conn *ct_slot_conn(uint64_t slot)
 {
-	return (struct ct_conn *)(uintptr_t)(slot & 0x0000ffffffffffffull);
+	return (struct ct_conn *)(uintptr_t)(slot & 0x0000fffffffffff8ull);
 }
 
 static inline uint64_t ct_slot_sig(uint64_t hash)
@@ -332,8 +366,9 @@ bool ct_htab_place_locked(struct ct_htab *h, struct ct_row *head, uint64_t s,
  * Returns true if it was there. */
 bool ct_htab_remove_locked(struct ct_row *r, const struct ct_conn *c);
 
-/* Lower row @idx's, its sub's and its group's due bound to @due, in that
- * order (lock-free). */
+/* A timeout was shortened: mark row @idx's slot bounds dirty, then lower
+ * its, its sub's and its group's due bound to @due, in that order
+ * (lock-free). */
 void ct_htab_lower_due(struct ct_htab *h, uint64_t idx, uint64_t due);
 
 /* Due words hold ~due; these read, lower and set them (seq_cst: see gc.c). */
@@ -354,15 +389,74 @@ static inline void ct_due_lower(_Atomic uint64_t *p, uint64_t due)
 		;
 }
 
+/* Set a due word to "never" and return what it held. */
+static inline uint64_t ct_due_take(_Atomic uint64_t *p)
+{
+	return ~atomic_exchange_explicit(p, ~CT_DUE_NEVER, memory_order_seq_cst);
+}
+
 static inline void ct_due_set(_Atomic uint64_t *p, uint64_t due)
 {
 	atomic_store_explicit(p, ~due, memory_order_seq_cst);
 }
 
+/* The slot bounds of head row @idx of @h. */
+static inline _Atomic uint16_t *ct_slot_due(const struct ct_htab *h, uint64_t idx)
+{
+	return &h->slot_due[idx * CT_ROW_SLOTS];
+}
+
+/* The slot bounds of row @r of the chain whose head is @head. */
+static inline _Atomic uint16_t *ct_row_slot_due(const struct ct_htab *h,
+						const struct ct_row *head,
+						const struct ct_row *r)
+{
+	if (r == head)
+		return ct_slot_due(h, (uint64_t)(head - h->rows));
+	return (_Atomic uint16_t *)(void *)(uintptr_t)(r + 1);
+}
+
+static inline uint16_t ct_slot_due_enc(uint64_t exp)
+{
+	return (uint16_t)(exp >> CT_SLOT_DUE_SHIFT);
+}
+
+/*
+ * ct_slot_due_lower - the lower bound that slot bound @v gives, decoded
+ * against its row's bound @d (htab.h's top comment says why it is one):
+ * the least time >= @d, in whole units, whose unit number ends in @v.  At
+ * most 2^16 units above @d; UINT64_MAX ("unknown: read the entry") when
+ * @d is "never" or that would not fit.
+ */
+static inline uint64_t ct_slot_due_lower(uint64_t d, uint16_t v)
+{
+	uint64_t du = d >> CT_SLOT_DUE_SHIFT;
+	uint64_t u = du + (uint16_t)(v - (uint16_t)du);
+
+	if (d == CT_DUE_NEVER || u >= (UINT64_MAX >> CT_SLOT_DUE_SHIFT))
+		return 0;
+	return u << CT_SLOT_DUE_SHIFT;
+}
+
+/* Mark head row @idx's slot bounds as possibly too high (a timeout was
+ * shortened): after the new expiry is stored and a seq_cst fence, before
+ * the row bound is lowered (see gc_row).  A bit found set is left as it
+ * is: the collector clears it only after this load (which read it set)
+ * and reads the expiries after clearing, so it sees the new one. */
+static inline void ct_slot_due_dirty(struct ct_htab *h, uint64_t idx)
+{
+	_Atomic uint64_t *w = &h->slot_dirty[idx / CT_GROUP_ROWS];
+	uint64_t bit = 1ull << (idx % CT_GROUP_ROWS);
+
+	if (!(atomic_load_explicit(w, memory_order_seq_cst) & bit))
+		atomic_fetch_or_explicit(w, bit, memory_order_seq_cst);
+}
+
 /* Count entries in row chain @r (any thread; approximate while writers run). */
 unsigned ct_row_count(const struct ct_row *r);
 
-/* An overflow row, zeroed, registered with @h for freeing (NULL: no
+/* An overflow row, zeroed with its slot bounds (the 64 bytes after it),
+ * registered with @h for freeing (NULL: no
  * memory).  For ct_htab_insert_locked_inline. */
 struct ct_row *ct_htab_ovf_new(struct ct_htab *h);
 

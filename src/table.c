@@ -564,7 +564,9 @@ static bool migrate_row(struct ct_table *t, struct ct_htab *h,
 			if (!s)
 				continue;
 			c = ct_slot_conn(s);
-			slot[n] = s;
+			/* the slot bound stays behind: the new row's bounds
+			 * are the collector's to set (htab.h) */
+			slot[n] = s & ~CT_SLOT_BOUND;
 			idx[n] = ct_row_index(c->hash, f->n_rows);
 			/* read before c is published in f: c is live, and its
 			 * writers hold its lock, not the row's; one who

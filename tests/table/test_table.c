@@ -807,6 +807,217 @@ static struct ct_packet tcp4(uint32_t src, uint32_t dst, uint16_t sp, uint16_t d
 }
 
 /*
+ * Slot bounds (htab.h): a 16-bit coarse expiry per slot, decoded against
+ * the row's bound d as the least time >= d, in whole units of
+ * 2^CT_SLOT_DUE_SHIFT ns, whose unit number ends in the stored 16 bits.
+ * What the collector relies on is that the decoded time is never above
+ * the expiry it was encoded from, for any d at or below that expiry, and
+ * that it is the expiry rounded down to a unit when the two lie less than
+ * 2^16 units apart (the definition above: the rounded-down expiry is
+ * then the only candidate in range).  Checked on fixed cases around the
+ * 16-bit wrap and on a million pseudo-random pairs.
+ */
+static void test_slot_bound_decodes_to_a_lower_bound_of_the_expiry(void **state)
+{
+	const uint64_t U = 1ull << CT_SLOT_DUE_SHIFT;
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+
+	(void)state;
+	/* unit numbers 0xfff0 and 0x10005 end in 0xfff0 and 0x0005: the
+	 * stored value wraps, the decoded one must not */
+	assert_int_equal(ct_slot_due_lower(0xfff0 * U + 5, ct_slot_due_enc(0x10005 * U + 7)),
+			 0x10005 * U);
+	/* d in the same unit as the expiry: the unit's start */
+	assert_int_equal(ct_slot_due_lower(40 * SEC, ct_slot_due_enc(40 * SEC)),
+			 (40 * SEC / U) * U);
+	/* an expiry 2^16 units or more beyond d decodes low, not high */
+	assert_true(ct_slot_due_lower(0, ct_slot_due_enc(432000 * SEC)) < 65536 * U);
+	/* d "never", or too near the end of time to decode: 0 */
+	assert_int_equal(ct_slot_due_lower(CT_DUE_NEVER, 1), 0);
+	assert_int_equal(ct_slot_due_lower(CT_DUE_NEVER - U, 0xffff), 0);
+	for (int i = 0; i < 1000000; i++) {
+		uint64_t d, exp, lb, span;
+
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		d = x >> 4;
+		/* spans from nothing to far beyond the 16-bit range */
+		span = (x & 0xf) < 8 ? (x >> 20) % (65536 * U) : x >> (x & 0xf);
+		exp = d + span;
+		lb = ct_slot_due_lower(d, ct_slot_due_enc(exp));
+		assert_true(lb <= exp);
+		if ((exp >> CT_SLOT_DUE_SHIFT) - (d >> CT_SLOT_DUE_SHIFT) < 65536)
+			assert_int_equal(lb, (exp / U) * U);
+	}
+}
+
+/* a fixed table of 64 rows (the smallest), so that a few hundred
+ * entries share every row: a pass that removes some reads the others
+ * (their rows are locked for the removal) and sets their slot bounds */
+static struct fixture *setup_crowded(void)
+{
+	struct ct_table_config cfg;
+
+	ct_table_config_default(&cfg);
+	cfg.settings.checksum = 0;
+	cfg.settings.max = 0;
+	cfg.settings.buckets = 64;
+	cfg.resize_load_pct = 200;
+	return setup_with(&cfg);
+}
+
+static void test_entry_refreshed_after_its_slot_bound_was_set_leaves_at_its_new_expiry(void **state)
+{
+	/* UDP unreplied: 30 s from the last packet (the kernel's
+	 * nf_ct_udp_timeout).  Set A, 384 entries at 0 (due 30 s: six a row
+	 * on average, in every row but by a 1-in-400 chance), set B, 64 at
+	 * 5 s (due 35 s), set C, 64 at 10 s (due 40 s).  The pass at 30 s
+	 * removes A and reads B and C in the rows it locks, setting their
+	 * slot bounds (35 s, 40 s).  B is refreshed at 31 s: due 61 s, its
+	 * bound left at 35 s (below: allowed).  B must stay through the
+	 * passes at 35, 40 and 60.999 s and leave at the one at 61 s - not
+	 * earlier for the stale bound, not later. */
+	struct fixture *f = setup_crowded();
+	struct ct_gc_result r;
+	struct ct_verdict v;
+
+	(void)state;
+	assert_int_equal(ct_table_rows(f->t), 64);
+	for (uint32_t i = 0; i < 384 + 128; i++) {
+		struct ct_packet p = udp4(0x0a000000 + i, 0x0b000002, 1000, 53);
+
+		ct_process(f->thr, &p, i < 384 ? 0 : i < 448 ? 5 * SEC : 10 * SEC, &v);
+	}
+	assert_int_equal(ct_gc_step(f->thr, 30 * SEC, 0, &r), 0);
+	assert_int_equal(r.expired, 384);
+	for (uint32_t i = 384; i < 448; i++) {
+		struct ct_packet p = udp4(0x0a000000 + i, 0x0b000002, 1000, 53);
+
+		ct_process(f->thr, &p, 31 * SEC, &v);
+		assert_int_equal(v.cls, CT_V_ESTABLISHED);
+	}
+	assert_int_equal(ct_gc_step(f->thr, 35 * SEC, 0, &r), 0);
+	assert_int_equal(r.expired, 0);
+	assert_int_equal(ct_gc_step(f->thr, 40 * SEC, 0, &r), 0);
+	assert_int_equal(r.expired, 64);
+	assert_int_equal(ct_gc_step(f->thr, 61 * SEC - 1, 0, &r), 0);
+	assert_int_equal(r.expired, 0);
+	f->log.n = 0;
+	assert_int_equal(ct_gc_step(f->thr, 61 * SEC, 0, &r), 0);
+	assert_int_equal(r.expired, 64);
+	assert_int_equal(f->log.n, 64);
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(f->log.ev[i].conn.expires, 61 * SEC);
+	assert_int_equal(ct_table_count(f->t), 0);
+	teardown_f(f);
+}
+
+static void test_timeout_shortened_after_its_slot_bound_was_set_is_not_missed(void **state)
+{
+	/* 384 UDP entries at 0 (due 30 s, in every row as above) and 32 TCP
+	 * connections, handshake at 0: ESTABLISHED, 5 days
+	 * (nf_conntrack_tcp_timeout_established).  The pass at 30 s removes
+	 * the UDP entries and reads the TCP ones, setting their slot bounds
+	 * to 5 days.  At 31 s each client sends an in-window RST: CLOSE,
+	 * 10 s (..._timeout_close), due 41 s, far below the bound.  Decoded
+	 * against a row bound of 41 s, a 5-day bound reads about 98 s
+	 * (htab.h: 432000 s and 41 s are 2^16-unit residues 28008 and 39100,
+	 * so 41 s + 54444 units): only the row's dirty bit makes the pass at
+	 * 41 s read those entries.  All 32 must leave then. */
+	struct fixture *f = setup_crowded();
+	const uint32_t cl = 0x0c000001, sv = 0x0a000002;
+	const uint8_t SYN = 0x02, RST = 0x04, ACK = 0x10;
+	struct ct_conn_info ci;
+	struct ct_gc_result r;
+	struct ct_verdict v;
+	enum ct_dir dir;
+
+	(void)state;
+	for (uint32_t i = 0; i < 384; i++) {
+		struct ct_packet p = udp4(0x0a000000 + i, 0x0b000002, 1000, 53);
+
+		ct_process(f->thr, &p, 0, &v);
+	}
+	for (uint16_t i = 0; i < 32; i++) {
+		struct ct_packet syn = tcp4(cl, sv, (uint16_t)(2000 + i), 80, SYN, 100, 0, 0);
+		struct ct_packet synack = tcp4(sv, cl, 80, (uint16_t)(2000 + i), SYN | ACK, 500, 101, 0);
+		struct ct_packet ack = tcp4(cl, sv, (uint16_t)(2000 + i), 80, ACK, 101, 501, 0);
+
+		ct_process(f->thr, &syn, 0, &v);
+		ct_process(f->thr, &synack, 0, &v);
+		ct_process(f->thr, &ack, 0, &v);
+		assert_int_equal(ct_table_lookup(f->thr, &syn.tuple, &ci, &dir), 1);
+		assert_int_equal(ci.expires, 432000 * SEC);
+	}
+	assert_int_equal(ct_gc_step(f->thr, 30 * SEC, 0, &r), 0);
+	assert_int_equal(r.expired, 384);
+	for (uint16_t i = 0; i < 32; i++) {
+		struct ct_packet rst = tcp4(cl, sv, (uint16_t)(2000 + i), 80, RST | ACK, 101, 501, 0);
+
+		ct_process(f->thr, &rst, 31 * SEC, &v);
+		assert_int_equal(ct_table_lookup(f->thr, &rst.tuple, &ci, &dir), 1);
+		assert_int_equal(ci.expires, 41 * SEC);
+	}
+	assert_int_equal(ct_gc_step(f->thr, 41 * SEC - 1, 0, &r), 0);
+	assert_int_equal(r.expired, 0);
+	assert_int_equal(ct_gc_step(f->thr, 41 * SEC, 0, &r), 0);
+	assert_int_equal(r.expired, 32);
+	assert_int_equal(ct_table_count(f->t), 0);
+	teardown_f(f);
+}
+
+static void test_entries_with_slot_bounds_keep_their_due_times_across_a_resize(void **state)
+{
+	/* 64 rows.  40 entries at 0 (due 30 s) and 40 at 1 s (due 31 s); a
+	 * pass at 30 s removes the first 40 and sets the others' slot
+	 * bounds.  Then 2000 entries at 2 s (due 32 s) grow the table; the
+	 * collector completes the migration (it helps first).  In the new
+	 * generation nothing may leave before its time and everything must
+	 * leave at it: none at 30.999 s, the 40 at 31 s, the 2000 at 32 s. */
+	struct ct_table_config cfg;
+	struct fixture *f;
+	struct ct_gc_result r;
+	struct ct_verdict v;
+	struct ct_stats st;
+
+	(void)state;
+	ct_table_config_default(&cfg);
+	cfg.settings.checksum = 0;
+	cfg.settings.max = 0;
+	cfg.settings.buckets = 64;
+	f = setup_with(&cfg);
+	ct_table_set_event_handler(f->t, NULL, NULL);
+	for (uint16_t i = 0; i < 80; i++) {
+		struct ct_packet p = udp4(0x0a000001, 0x0a000002, (uint16_t)(1000 + i), 53);
+		ct_process(f->thr, &p, i < 40 ? 0 : 1 * SEC, &v);
+	}
+	assert_int_equal(ct_gc_step(f->thr, 30 * SEC, 0, &r), 0);
+	assert_int_equal(r.expired, 40);
+	for (uint32_t i = 0; i < 2000; i++) {
+		struct ct_packet p = udp4(0x0c000000 + i, 0x0a000002, 1000, 53);
+		ct_process(f->thr, &p, 2 * SEC, &v);
+	}
+	ct_table_get_stats(f->t, &st);
+	do
+		assert_int_equal(ct_gc_step(f->thr, 31 * SEC - 1, 0, &r), 0);
+	while (!r.pass_done);
+	assert_int_equal(r.expired, 0);
+	ct_table_get_stats(f->t, &st);
+	assert_true(st.resizes > 0);
+	assert_true(ct_table_rows(f->t) > 64);
+	assert_int_equal(ct_table_count(f->t), 2040);
+	assert_int_equal(ct_gc_step(f->thr, 31 * SEC, 0, &r), 0);
+	assert_int_equal(r.expired, 40);
+	assert_int_equal(ct_gc_step(f->thr, 32 * SEC - 1, 0, &r), 0);
+	assert_int_equal(r.expired, 0);
+	assert_int_equal(ct_gc_step(f->thr, 32 * SEC, 0, &r), 0);
+	assert_int_equal(r.expired, 2000);
+	assert_int_equal(ct_table_count(f->t), 0);
+	teardown_f(f);
+}
+
+/*
  * A burst reuses, for a packet with the same tuple as the one before it,
  * that packet's hash and entry instead of looking up again, and (without
  * an event handler) tracks a run of such packets under one hold of the
@@ -1433,6 +1644,10 @@ int main(void)
 		cmocka_unit_test(test_row_index_covers_every_row_of_a_non_power_of_two_table),
 		cmocka_unit_test(test_resize_by_a_quarter_from_960_rows_keeps_every_entry_findable),
 		cmocka_unit_test(test_growth_by_a_quarter_keeps_the_load_between_60_and_75_percent),
+		cmocka_unit_test(test_slot_bound_decodes_to_a_lower_bound_of_the_expiry),
+		cmocka_unit_test(test_entry_refreshed_after_its_slot_bound_was_set_leaves_at_its_new_expiry),
+		cmocka_unit_test(test_timeout_shortened_after_its_slot_bound_was_set_is_not_missed),
+		cmocka_unit_test(test_entries_with_slot_bounds_keep_their_due_times_across_a_resize),
 		cmocka_unit_test(test_burst_gives_the_same_verdicts_as_single_packets),
 		cmocka_unit_test(test_swapped_comparison_agrees_with_the_inverted_tuple),
 		cmocka_unit_test(test_hashing_many_tuples_equals_hashing_each),
