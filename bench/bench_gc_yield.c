@@ -21,8 +21,9 @@
  * differs: memb leaves and re-enters its read-side section, QSBR reports
  * a quiescent state (a full memory barrier).
  *
- * Table: 10,000 established TCP connections in 16,384 rows (the smallest
- * power of two holding the kernel benchmark's 10,000 buckets).
+ * Table: 10,000 established TCP connections in 10,000 rows as the kernel
+ * benchmark's 10,000 buckets (the table rounds a row count up to a
+ * multiple of 64: 10,048).
  *
  * Options: --passes N (default 2000), --entries N, --rows N, --quick,
  *          --lock lock-nonempty|due-rows|lock-always, --rcu memb|qsbr
