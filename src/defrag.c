@@ -588,34 +588,15 @@ discard:
  */
 static int pass6(const struct ct_packet *frag, struct ct_packet *out)
 {
-	uint32_t cap = (uint32_t)(frag->l4 - frag->l3) + frag->l4_caplen;
-
 	if (frag->frag_offset != 0) {
 		*out = *frag;
 		out->kind = CT_PKT_INVALID;
 		out->reason = CT_PR_FRAG_BAD;
 		return 1;
 	}
-	/* A first fragment: parsed again as a whole packet with its fragment
-	 * header transparent, from that header on (the fixed header and the
-	 * chain in front of it gave the same fields either way). */
-	memset(out, 0, sizeof(*out));
-	out->ts = frag->ts;
-	out->ifindex = frag->ifindex;
-	out->n_vlan = frag->n_vlan;
-	out->vlan_outer = frag->vlan_outer;
-	out->vlan_inner = frag->vlan_inner;
-	out->tuple.l3 = frag->tuple.l3;
-	out->tuple.src = frag->tuple.src;
-	out->tuple.dst = frag->tuple.dst;
-	out->ttl = frag->ttl;
-	out->l3 = frag->l3;
-	out->l3_len = frag->l3_len;
-	out->truncated = frag->truncated;
-	out->frag_id = frag->frag_id;
-	out->frag_offset = frag->frag_offset;
-	out->frag_more = frag->frag_more;
-	ct_parse_ip6_resume(out, frag->l3, cap, frag->l3_hdr_len - 8u);
+	/* a first fragment: parsed again as a whole packet with its
+	 * fragment header transparent, from that header on */
+	ct_parse_ip6_pass(out, frag);
 	out->tuple.zone = frag->tuple.zone;
 	return 1;
 }

@@ -411,6 +411,30 @@ enum ct_pkt_kind ct_parse_ip6_hdr(struct ct_packet *pkt, const uint8_t *ip,
 	return ip6_walk(pkt, ip, cap, &w, flags);
 }
 
+enum ct_pkt_kind ct_parse_ip6_pass(struct ct_packet *out,
+				   const struct ct_packet *frag)
+{
+	uint32_t cap = (uint32_t)(frag->l4 - frag->l3) + frag->l4_caplen;
+
+	memset(out, 0, sizeof(*out));
+	out->ts = frag->ts;
+	out->ifindex = frag->ifindex;
+	out->n_vlan = frag->n_vlan;
+	out->vlan_outer = frag->vlan_outer;
+	out->vlan_inner = frag->vlan_inner;
+	out->tuple.l3 = frag->tuple.l3;
+	out->tuple.src = frag->tuple.src;
+	out->tuple.dst = frag->tuple.dst;
+	out->ttl = frag->ttl;
+	out->l3 = frag->l3;
+	out->l3_len = frag->l3_len;
+	out->truncated = frag->truncated;
+	out->frag_id = frag->frag_id;
+	out->frag_offset = frag->frag_offset;
+	out->frag_more = frag->frag_more;
+	return ct_parse_ip6_resume(out, frag->l3, cap, frag->l3_hdr_len - 8u);
+}
+
 enum ct_pkt_kind ct_parse_ip6_resume(struct ct_packet *pkt, const uint8_t *ip,
 				     uint32_t cap, uint32_t fh_off)
 {

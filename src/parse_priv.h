@@ -124,6 +124,17 @@ enum ct_pkt_kind ct_parse_ip6_resume(struct ct_packet *pkt, const uint8_t *ip,
 				     uint32_t cap, uint32_t fh_off);
 
 /*
+ * ct_parse_ip6_pass - @frag, a first IPv6 fragment (kind FRAGMENT, offset
+ * 0, more fragments) that defrag lets through, parsed into @out as the
+ * whole packet conntrack then sees (its fragment header transparent):
+ * the fields the fixed header and the chain in front of the fragment
+ * header gave @frag are copied, and ct_parse_ip6_resume walks on.  The
+ * zone is the caller's to set.
+ */
+enum ct_pkt_kind ct_parse_ip6_pass(struct ct_packet *out,
+				   const struct ct_packet *frag);
+
+/*
  * ct_ip6_skip_exthdr - the kernel's ipv6_skip_exthdr() over a buffer of
  * @avail bytes: walks extension headers from @start (the byte after the
  * fixed header) while *@nexthdr is one of hop-by-hop, routing, fragment,

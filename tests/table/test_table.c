@@ -1060,6 +1060,41 @@ static const struct ct_conn_info *snap_find(const struct snap *sn, uint16_t spor
 	return NULL;
 }
 
+/* @a and @b logged the same events in the same order, and hold the same
+ * @n entries with the same state, status, expiry and counters; the
+ * entries are found by their original source ports, @sp0 + k * @step. */
+static void assert_same_events_and_table(struct fixture *a, struct fixture *b,
+					 long n, uint16_t sp0, uint16_t step)
+{
+	struct snap sa = { 0 }, sb = { 0 };
+
+	assert_int_equal(a->log.n, b->log.n);
+	for (int i = 0; i < a->log.n && i < 4096; i++) {
+		assert_int_equal(a->log.ev[i].type, b->log.ev[i].type);
+		assert_int_equal(a->log.ev[i].what, b->log.ev[i].what);
+		assert_int_equal(a->log.ev[i].ts, b->log.ev[i].ts);
+		assert_int_equal(a->log.ev[i].conn.l4state, b->log.ev[i].conn.l4state);
+	}
+	ct_table_dump(a->thr, -1, snap_cb, &sa);
+	ct_table_dump(b->thr, -1, snap_cb, &sb);
+	assert_int_equal(sa.n, n);
+	assert_int_equal(sa.n, sb.n);
+	for (long k = 0; k < n; k++) {
+		uint16_t sp = (uint16_t)(sp0 + k * step);
+		const struct ct_conn_info *x = snap_find(&sa, sp), *y = snap_find(&sb, sp);
+
+		assert_non_null(x);
+		assert_non_null(y);
+		assert_int_equal(x->l4state, y->l4state);
+		assert_int_equal(x->status, y->status);
+		assert_int_equal(x->expires, y->expires);
+		assert_int_equal(x->packets[0], y->packets[0]);
+		assert_int_equal(x->packets[1], y->packets[1]);
+		assert_int_equal(x->bytes[0], y->bytes[0]);
+		assert_int_equal(x->bytes[1], y->bytes[1]);
+	}
+}
+
 static void repeated_tuples(bool events)
 {
 	struct fixture *a = setup_default(), *b = setup_default();
@@ -1068,7 +1103,6 @@ static void repeated_tuples(bool events)
 	const struct ct_packet *pp[24];
 	struct ct_verdict vb[24], vs;
 	unsigned n = 0, destroyed = 0, created = 0, oow = 0;
-	struct snap sa = { 0 }, sb = { 0 };
 	const uint8_t SYN = 0x02, RST = 0x04, ACK = 0x10, FIN = 0x01;
 
 	if (!events) {
@@ -1125,31 +1159,8 @@ static void repeated_tuples(bool events)
 	assert_int_equal(vb[18].dir, CT_DIR_REPLY);
 	assert_int_equal(vb[20].cls, CT_V_INVALID);
 	assert_int_equal(vb[21].cls, CT_V_ESTABLISHED);
-	/* the same events in the same order */
-	assert_int_equal(a->log.n, b->log.n);
-	for (int i = 0; i < a->log.n && i < 4096; i++) {
-		assert_int_equal(a->log.ev[i].type, b->log.ev[i].type);
-		assert_int_equal(a->log.ev[i].what, b->log.ev[i].what);
-		assert_int_equal(a->log.ev[i].conn.l4state, b->log.ev[i].conn.l4state);
-	}
-	/* and the same table, entry for entry */
-	ct_table_dump(a->thr, -1, snap_cb, &sa);
-	ct_table_dump(b->thr, -1, snap_cb, &sb);
-	assert_int_equal(sa.n, 3);
-	assert_int_equal(sa.n, sb.n);
-	for (uint16_t sp = 1000; sp <= 3000; sp += 1000) {
-		const struct ct_conn_info *x = snap_find(&sa, sp), *y = snap_find(&sb, sp);
-
-		assert_non_null(x);
-		assert_non_null(y);
-		assert_int_equal(x->l4state, y->l4state);
-		assert_int_equal(x->status, y->status);
-		assert_int_equal(x->expires, y->expires);
-		assert_int_equal(x->packets[0], y->packets[0]);
-		assert_int_equal(x->packets[1], y->packets[1]);
-		assert_int_equal(x->bytes[0], y->bytes[0]);
-		assert_int_equal(x->bytes[1], y->bytes[1]);
-	}
+	/* the same events in the same order, and the same table */
+	assert_same_events_and_table(a, b, 3, 1000, 1000);
 	teardown_f(a);
 	teardown_f(b);
 }
@@ -1185,7 +1196,6 @@ static void at_packet_times(bool events)
 	struct ct_packet pk[16];
 	const struct ct_packet *pp[16];
 	struct ct_verdict vb[16], vs;
-	struct snap sa = { 0 }, sb = { 0 };
 	unsigned n = 0, created = 0;
 	const uint8_t SYN = 0x02, ACK = 0x10, FIN = 0x01;
 
@@ -1225,27 +1235,7 @@ static void at_packet_times(bool events)
 	assert_true(vb[1].flags & CT_VF_CREATED);
 	assert_true(vb[6].flags & CT_VF_CREATED);
 	assert_int_equal(created, 4);
-	assert_int_equal(a->log.n, b->log.n);
-	for (int i = 0; i < a->log.n && i < 4096; i++) {
-		assert_int_equal(a->log.ev[i].type, b->log.ev[i].type);
-		assert_int_equal(a->log.ev[i].ts, b->log.ev[i].ts);
-		assert_int_equal(a->log.ev[i].conn.l4state, b->log.ev[i].conn.l4state);
-	}
-	ct_table_dump(a->thr, -1, snap_cb, &sa);
-	ct_table_dump(b->thr, -1, snap_cb, &sb);
-	assert_int_equal(sa.n, 2);
-	assert_int_equal(sa.n, sb.n);
-	for (uint16_t sp = 5000; sp <= 6000; sp += 1000) {
-		const struct ct_conn_info *x = snap_find(&sa, sp), *y = snap_find(&sb, sp);
-
-		assert_non_null(x);
-		assert_non_null(y);
-		assert_int_equal(x->l4state, y->l4state);
-		assert_int_equal(x->status, y->status);
-		assert_int_equal(x->expires, y->expires);
-		assert_int_equal(x->packets[0], y->packets[0]);
-		assert_int_equal(x->bytes[0], y->bytes[0]);
-	}
+	assert_same_events_and_table(a, b, 2, 5000, 1000);
 	teardown_f(a);
 	teardown_f(b);
 }
