@@ -42,41 +42,42 @@
 enum zone_by { ZB_NONE, ZB_VLAN, ZB_IFACE };
 
 struct read_state {
-	struct fmt_opts fo;
-	bool events;
-	bool stats;
-	bool table;
-	int progress;            /* -1 auto, 0 off, 1 on */
-	enum zone_by zone_by;
-	struct ct_settings set;
+	/* (ordered by alignment: clang-tidy's padding check) */
 	struct ct_table *t;
 	struct ct_thread *thr;
 	struct ct_defrag *defrag;
 	ct_time_ns now;
-	bool have_now;
 	/* DESTROY events from the collector, sorted before printing */
 	struct ct_event *gc_ev;
 	size_t n_gc_ev, cap_gc_ev;
-	bool in_gc;
 	/* counts for the report */
 	uint64_t frames, bad_link;
-	int bad_linktypes[8];
-	unsigned n_bad_linktypes;
 	uint64_t linktype_skipped[8];
-	int exit_code;
 	uint64_t last_progress_ns;
-	bool progress_shown;
 	/* the burst being gathered: frames copied into the arena (the
 	 * reader's buffer is reused at each packet), parsed there */
 	struct ct_packet bp[CT_BURST_MAX];
 	const struct ct_packet *bpp[CT_BURST_MAX];
 	struct ct_verdict bv[CT_BURST_MAX];
-	unsigned bn;
 	uint8_t *arena;
 	size_t arena_used;
 	ct_time_ns burst_first;
 	ct_time_ns min_timeout_ns;  /* the shortest timeout in rs->set */
+	struct ct_settings set;
+	struct fmt_opts fo;
+	int progress;               /* -1 auto, 0 off, 1 on */
+	enum zone_by zone_by;
+	int bad_linktypes[8];
+	unsigned n_bad_linktypes;
+	int exit_code;
+	unsigned bn;                /* packets in the burst */
 	unsigned burst;             /* --burst: packets per burst at most */
+	bool events;
+	bool stats;
+	bool table;
+	bool have_now;
+	bool in_gc;
+	bool progress_shown;
 };
 
 #define READ_ARENA (1u << 20)
