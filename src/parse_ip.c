@@ -253,7 +253,7 @@ int32_t ct_ip6_skip_exthdr(const uint8_t *ip6, uint32_t avail, uint32_t start,
  * Where the walk of an IPv6 extension chain stands: the datagram's
  * lengths, the next header and its offset, and what the fragment headers
  * met so far decided.  ct_parse_ip6_hdr starts it after the fixed header;
- * ct_parse_ip6_resume after the first fragment header, for a packet that
+ * ct_parse_ip6_pass after the first fragment header, for a packet that
  * defrag lets through (so the chain in front is not walked twice).
  */
 struct ip6_walk {
@@ -414,7 +414,17 @@ enum ct_pkt_kind ct_parse_ip6_hdr(struct ct_packet *pkt, const uint8_t *ip,
 enum ct_pkt_kind ct_parse_ip6_pass(struct ct_packet *out,
 				   const struct ct_packet *frag)
 {
-	uint32_t cap = (uint32_t)(frag->l4 - frag->l3) + frag->l4_caplen;
+	const uint8_t *ip = frag->l3;
+	uint32_t cap = (uint32_t)(frag->l4 - ip) + frag->l4_caplen;
+	uint32_t fh_off = frag->l3_hdr_len - 8u;  /* its fragment header */
+	struct ip6_walk w = {
+		.len = frag->l3_len,
+		.avail = ct_min_u32(cap, frag->l3_len),
+		.plen = ct_rd16(ip + 4),
+		.off = fh_off + 8,
+		.nh = ip[fh_off],
+		.n_frag = 1,
+	};
 
 	memset(out, 0, sizeof(*out));
 	out->ts = frag->ts;
@@ -426,28 +436,13 @@ enum ct_pkt_kind ct_parse_ip6_pass(struct ct_packet *out,
 	out->tuple.src = frag->tuple.src;
 	out->tuple.dst = frag->tuple.dst;
 	out->ttl = frag->ttl;
-	out->l3 = frag->l3;
+	out->l3 = ip;
 	out->l3_len = frag->l3_len;
 	out->truncated = frag->truncated;
 	out->frag_id = frag->frag_id;
 	out->frag_offset = frag->frag_offset;
 	out->frag_more = frag->frag_more;
-	return ct_parse_ip6_resume(out, frag->l3, cap, frag->l3_hdr_len - 8u);
-}
-
-enum ct_pkt_kind ct_parse_ip6_resume(struct ct_packet *pkt, const uint8_t *ip,
-				     uint32_t cap, uint32_t fh_off)
-{
-	struct ip6_walk w = {
-		.len = pkt->l3_len,
-		.avail = ct_min_u32(cap, pkt->l3_len),
-		.plen = ct_rd16(ip + 4),
-		.off = fh_off + 8,
-		.nh = ip[fh_off],
-		.n_frag = 1,
-	};
-
-	return ip6_walk(pkt, ip, cap, &w, CT_P6_FRAG_PASS);
+	return ip6_walk(out, ip, cap, &w, CT_P6_FRAG_PASS);
 }
 
 enum ct_pkt_kind ct_parse_ip_any(struct ct_packet *pkt, const uint8_t *ip,

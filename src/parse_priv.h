@@ -112,23 +112,14 @@ enum ct_pkt_kind ct_parse_ip_any(struct ct_packet *pkt, const uint8_t *ip,
 				 uint32_t cap, uint32_t wire);
 
 /*
- * ct_parse_ip6_resume - what ct_parse_ip6_hdr(pkt, ip, cap, pkt->l3_len,
- * CT_P6_FRAG_PASS) would make of a first fragment (offset 0, more
- * fragments) that defrag lets through, without walking again the chain
- * in front of its fragment header at @fh_off.  @pkt must be zeroed and
- * hold what the fixed header and that chain gave the fragment: ts,
- * ifindex, VLANs, tuple.l3/src/dst, ttl, l3, l3_len, truncated, frag_id,
- * frag_offset, frag_more.  tests/parse checks it against the full parse.
- */
-enum ct_pkt_kind ct_parse_ip6_resume(struct ct_packet *pkt, const uint8_t *ip,
-				     uint32_t cap, uint32_t fh_off);
-
-/*
  * ct_parse_ip6_pass - @frag, a first IPv6 fragment (kind FRAGMENT, offset
  * 0, more fragments) that defrag lets through, parsed into @out as the
  * whole packet conntrack then sees (its fragment header transparent):
  * the fields the fixed header and the chain in front of the fragment
- * header gave @frag are copied, and ct_parse_ip6_resume walks on.  The
+ * header gave @frag are copied, and the walk of the chain goes on from
+ * the fragment header instead of from the fixed header (the same walk
+ * ct_parse_ip6_hdr(out, ip, cap, l3_len, CT_P6_FRAG_PASS) would make from
+ * the start: tests/parse/test_ip6_resume.c checks the two agree).  The
  * zone is the caller's to set.
  */
 enum ct_pkt_kind ct_parse_ip6_pass(struct ct_packet *out,

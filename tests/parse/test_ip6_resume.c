@@ -3,7 +3,7 @@
  * parsed again as a whole packet (nf_defrag_ipv6 gave up on it, conntrack
  * sees it as it is).  defrag.c does that with ct_parse_ip6_pass(), which
  * copies what the fixed header gave the fragment and walks on from the
- * fragment header (ct_parse_ip6_resume) instead of from the fixed header.
+ * fragment header instead of from the fixed header.
  * The oracle is the full parse with the fragment header transparent,
  * ct_parse_ip6_hdr(..., CT_P6_FRAG_PASS), which the kernel-diff suite
  * pinned before the resume existed: both must give the same packet, byte
