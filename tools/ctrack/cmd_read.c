@@ -181,34 +181,42 @@ static ct_time_ns min_timeout_ns(const struct ct_settings *s)
 	return (ct_time_ns)m * 1000000000ull;
 }
 
-/* Track the gathered burst; the collector's next run may come forward. */
+/* The collector's pass, when capture time has reached its due time. */
+static void collect_if_due(struct read_state *rs)
+{
+	if (rs->have_now && rs->now >= next_gc_due)
+		run_gc(rs, rs->now);
+}
+
+/* After tracking: a new entry or a shortened timeout may bring the next
+ * expiry forward, and the collector runs exactly when capture time
+ * reaches it. */
+static void note_next_due(struct read_state *rs)
+{
+	uint64_t due = ct_thread_take_next_due(rs->thr);
+
+	if (due < next_gc_due)
+		next_gc_due = due;
+}
+
+/* Track the gathered burst. */
 static void flush_burst(struct read_state *rs)
 {
-	uint64_t due;
-
 	if (!rs->bn)
 		return;
 	ct_process_burst_ts(rs->thr, rs->bpp, rs->bn, rs->bv);
 	rs->bn = 0;
 	rs->arena_used = 0;
-	due = ct_thread_take_next_due(rs->thr);
-	if (due < next_gc_due)
-		next_gc_due = due;
+	note_next_due(rs);
 }
 
 static void track(struct read_state *rs, struct ct_packet *pkt)
 {
 	struct ct_verdict v;
-	uint64_t due;
 
-	if (rs->have_now && rs->now >= next_gc_due)
-		run_gc(rs, rs->now);
+	collect_if_due(rs);
 	ct_process(rs->thr, pkt, rs->now, &v);
-	/* a new entry or a shortened timeout may bring the next expiry
-	 * forward: the collector runs exactly when capture time reaches it */
-	due = ct_thread_take_next_due(rs->thr);
-	if (due < next_gc_due)
-		next_gc_due = due;
+	note_next_due(rs);
 }
 
 static void note_bad_link(struct read_state *rs, const char *file, int lt)
@@ -280,6 +288,13 @@ static void read_file(struct read_state *rs, const char *file)
 			note_bad_link(rs, file, cp.linktype);
 			continue;
 		}
+		pkt.ifindex = cp.ifindex;
+		if (rs->zone_by == ZB_VLAN && pkt.n_vlan)
+			pkt.tuple.zone = pkt.vlan_outer;
+		else if (rs->zone_by == ZB_IFACE)
+			pkt.tuple.zone = (uint16_t)cp.ifindex;
+		if (pkt.tuple.zone && ensure_zone(rs, pkt.tuple.zone) < 0)
+			pkt.tuple.zone = 0;
 		if (kind != CT_PKT_FRAGMENT && rs->arena && cp.caplen <= READ_ARENA) {
 			/* into the burst, with a copy of its frame (the
 			 * reader's buffer is reused at the next packet) */
@@ -290,23 +305,15 @@ static void read_file(struct read_state *rs, const char *file)
 				       rs->now - rs->burst_first >= rs->min_timeout_ns ||
 				       READ_ARENA - rs->arena_used < cp.caplen))
 				flush_burst(rs);
+			collect_if_due(rs);
 			copy = rs->arena + rs->arena_used;
 			memcpy(copy, cp.data, cp.caplen);
 			bpk = &rs->bp[rs->bn];
 			*bpk = pkt;
 			ct_packet_moved(bpk, cp.data, copy);
-			bpk->ifindex = cp.ifindex;
-			if (rs->zone_by == ZB_VLAN && bpk->n_vlan)
-				bpk->tuple.zone = bpk->vlan_outer;
-			else if (rs->zone_by == ZB_IFACE)
-				bpk->tuple.zone = (uint16_t)cp.ifindex;
-			if (bpk->tuple.zone && ensure_zone(rs, bpk->tuple.zone) < 0)
-				bpk->tuple.zone = 0;
-			if (rs->now >= next_gc_due)
-				run_gc(rs, rs->now);
+			bpk->ts = rs->now;      /* the time it is tracked at */
 			if (!rs->bn)
 				rs->burst_first = rs->now;
-			bpk->ts = rs->now;      /* the time it is tracked at */
 			rs->bpp[rs->bn++] = bpk;
 			rs->arena_used += cp.caplen;
 			if (rs->bn >= rs->burst)
@@ -317,13 +324,6 @@ static void read_file(struct read_state *rs, const char *file)
 		}
 		/* one at a time, after the burst before it */
 		flush_burst(rs);
-		pkt.ifindex = cp.ifindex;
-		if (rs->zone_by == ZB_VLAN && pkt.n_vlan)
-			pkt.tuple.zone = pkt.vlan_outer;
-		else if (rs->zone_by == ZB_IFACE)
-			pkt.tuple.zone = (uint16_t)cp.ifindex;
-		if (pkt.tuple.zone && ensure_zone(rs, pkt.tuple.zone) < 0)
-			pkt.tuple.zone = 0;
 		if (kind == CT_PKT_FRAGMENT) {
 			struct ct_packet whole;
 			uint16_t zone = pkt.tuple.zone;
