@@ -325,15 +325,7 @@ static void walk_one(void *obj, void *arg)
 
 	if (!(st & CT_ST_CONFIRMED) || (st & CT_ST_DYING))
 		return;
-	h = atomic_load_explicit(&t->htab, memory_order_acquire);
-	for (;;) {
-		r = ct_htab_row(h, c->hash);
-		ct_row_lock(r);
-		if (!ct_row_moved(r))
-			break;
-		ct_row_unlock(r);
-		h = atomic_load_explicit(&h->future, memory_order_acquire);
-	}
+	r = ct_table_lock_row(t, c->hash, &h);
 	if (!row_holds(r, c) || ct_conn_test_and_set(c, CT_ST_DYING)) {
 		ct_row_unlock(r);
 		return;

@@ -383,32 +383,11 @@ void ct_thread_fold_count(struct ct_thread *thr)
 
 /* ---- membership in rows ---- */
 
-/* Lock the row that holds (or would hold) hash @hash, following MOVED rows
- * into the future generation.  Returns the locked head row, *hp = its
- * generation. */
-static struct ct_row *lock_row_for(struct ct_table *t, uint32_t hash,
-				   struct ct_htab **hp)
-{
-	struct ct_htab *h = atomic_load_explicit(&t->htab, memory_order_acquire);
-
-	for (;;) {
-		struct ct_row *r = ct_htab_row(h, hash);
-
-		ct_row_lock(r);
-		if (!ct_row_moved(r)) {
-			*hp = h;
-			return r;
-		}
-		ct_row_unlock(r);
-		h = atomic_load_explicit(&h->future, memory_order_acquire);
-	}
-}
-
 static bool unlink_common(struct ct_thread *thr, struct ct_conn *c)
 {
 	struct ct_ns *ns = ct_slab_chunk_of(c)->slab->owner;
 	struct ct_htab *h;
-	struct ct_row *r = lock_row_for(thr->t, c->hash, &h);
+	struct ct_row *r = ct_table_lock_row(thr->t, c->hash, &h);
 	bool found = ct_htab_remove_locked(r, c);
 
 	ct_row_unlock(r);

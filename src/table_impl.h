@@ -183,6 +183,29 @@ static inline void ct_read_unlock(struct ct_thread *thr)
 	thr->t->rcu->read_unlock();
 }
 
+/*
+ * ct_table_lock_row - lock the row that holds (or would hold) @hash,
+ * following rows a resize has MOVED into the next generation.  Returns
+ * the locked head row; *@hp is its generation.  Read side held.
+ */
+static inline struct ct_row *ct_table_lock_row(struct ct_table *t, uint64_t hash,
+					       struct ct_htab **hp)
+{
+	struct ct_htab *h = atomic_load_explicit(&t->htab, memory_order_acquire);
+
+	for (;;) {
+		struct ct_row *r = ct_htab_row(h, hash);
+
+		ct_row_lock(r);
+		if (!ct_row_moved(r)) {
+			*hp = h;
+			return r;
+		}
+		ct_row_unlock(r);
+		h = atomic_load_explicit(&h->future, memory_order_acquire);
+	}
+}
+
 /* Offsets of the optional extensions inside an entry: after the core and
  * the protocol's private area, in bit order (acct, tstamp, labels). */
 static inline size_t ct_conn_ext_off(const struct ct_conn *c, unsigned ext)

@@ -598,21 +598,8 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 		CT_NS_CTR(ns, drop, 1);
 		return false;
 	}
-	r = NULL;
 	for (;;) {
-		r = NULL;
-		{
-			struct ct_htab *hh = atomic_load_explicit(&t->htab, memory_order_acquire);
-			for (;;) {
-				r = ct_htab_row(hh, k->hash);
-				ct_row_lock(r);
-				if (!ct_row_moved(r))
-					break;
-				ct_row_unlock(r);
-				hh = atomic_load_explicit(&hh->future, memory_order_acquire);
-			}
-			h = hh;
-		}
+		r = ct_table_lock_row(t, k->hash, &h);
 		res = ct_htab_insert_locked_inline(h, r, c, k->hash, k->inv,
 						   t->cfg.max_chain, &clash);
 		ct_row_unlock(r);
