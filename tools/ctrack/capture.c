@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -20,6 +21,7 @@
 #include <zlib.h>
 
 #include "capture.h"
+#include "mapped.h"
 
 #define PCAPNG_SHB 0x0A0D0D0Au
 #define PCAPNG_BOM 0x1A2B3C4Du
@@ -53,9 +55,18 @@ struct cap_src {
 	/* pcap via libpcap */
 	FILE *cookie;           /* over the stream layer, or the file itself */
 	char *cookie_buf;       /* the direct FILE's buffer (freed after it) */
-	bool direct;            /* cookie is a plain FILE over the file */
+	bool direct;            /* cookie is a FILE over the file itself
+				 * (mapped, or plain), not the stream layer */
 	pcap_t *pcap;
 	int pcap_linktype;
+	/* a mapped plain pcap: its bytes, and whether packets are handed out
+	 * where they lie in it (zero copy; off for link types libpcap
+	 * rewrites, and from the first record whose length libpcap changed) */
+	bool mapped;
+	bool zc;
+	bool pcap_swapped;
+	const uint8_t *map;
+	uint64_t map_len;
 	/* pcapng */
 	bool ng;
 	bool swap;
@@ -130,6 +141,47 @@ static FILE *direct_file(int fd, char **buf)
 	if (*buf)
 		setvbuf(f, *buf, _IOFBF, CAP_DIRECT_BUF);
 	return f;
+}
+
+/* Link types whose frames libpcap hands out as they are in the file
+ * (pcap_post_process rewrites SLL, SLL2, USB and NFLOG headers). */
+static bool zero_copy_linktype(int dlt)
+{
+	switch (dlt) {
+	case DLT_EN10MB:
+	case DLT_RAW:
+	case DLT_IPV4:
+	case DLT_IPV6:
+	case DLT_NULL:
+	case DLT_LOOP:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Point @p at its frame in the mapping instead of libpcap's buffer, if
+ * the record at @off is the one libpcap returned: its length field must
+ * say what libpcap said (libpcap shortens records past the snapshot
+ * length or its own limit; from such a record on, the offsets counted
+ * here no longer follow the file and zero copy stops). */
+static void zero_copy(struct cap_src *s, struct cap_pkt *p, uint64_t off)
+{
+	uint32_t incl;
+
+	if (off + 16 + p->caplen > s->map_len) {
+		s->zc = false;
+		return;
+	}
+	memcpy(&incl, s->map + off + 8, 4);
+	if (s->pcap_swapped)
+		incl = __builtin_bswap32(incl);
+	if (incl != p->caplen) {
+		s->zc = false;
+		return;
+	}
+	p->data = s->map + off + 16;
+	p->stable = true;
 }
 
 /* ---- helpers ---- */
@@ -261,16 +313,25 @@ int cap_open(const char *path, struct cap_src **out, char *err, unsigned errlen)
 		cookie_io_functions_t io = { .read = cookie_read };
 
 		snprintf(s->fmt, sizeof(s->fmt), "pcap%s", s->gzipped ? ".gz" : "");
-		/* a plain regular file goes to libpcap as a FILE of its own
-		 * (a second descriptor, rewound): no copy through zlib's
+		/* a plain regular file goes to libpcap as a FILE of its own:
+		 * over a mapping of the file (mapped.h), else over a second
+		 * descriptor, rewound - either way no copy through zlib's
 		 * pass-through and a cookie stream, which cost several times
 		 * what libpcap's own reading does */
-		if (!s->gzipped && !s->is_stdin && s->size > 0)
-			s->cookie = direct_file(fd, &s->cookie_buf);
+		if (!s->gzipped && !s->is_stdin && s->size > 0) {
+			s->cookie = mapped_open(fd, s->size);
+			s->mapped = s->cookie != NULL;
+			if (!s->cookie)
+				s->cookie = direct_file(fd, &s->cookie_buf);
+		}
 		if (s->cookie)
 			s->direct = true;
 		else
 			s->cookie = fopencookie(s, "r", io);
+		/* only this thread reads it: no lock per fread() (libpcap
+		 * makes two a record) */
+		if (s->cookie)
+			__fsetlocking(s->cookie, FSETLOCKING_BYCALLER);
 		if (!s->cookie) {
 			snprintf(err, errlen, "cannot read: %s", strerror(errno));
 			cap_close(s);
@@ -286,6 +347,11 @@ int cap_open(const char *path, struct cap_src **out, char *err, unsigned errlen)
 		}
 		s->pcap_linktype = pcap_datalink(s->pcap);
 		s->rec_offset = 24;
+		if (s->mapped) {
+			s->map = mapped_bytes(&s->map_len);
+			s->pcap_swapped = pcap_is_swapped(s->pcap) == 1;
+			s->zc = s->map && zero_copy_linktype(s->pcap_linktype);
+		}
 	} else {
 		snprintf(err, errlen,
 			 "is not a capture file (starts with %02x %02x %02x %02x; "
@@ -522,12 +588,28 @@ static int pcap_next_pkt(struct cap_src *s, struct cap_pkt *p)
 		p->ifindex = 0;
 		s->record++;
 		s->rec_offset += 16 + (uint64_t)h->caplen; /* next record's header */
+		if (s->mapped) {
+			/* zeros stand where the file shrank */
+			if (mapped_shrank()) {
+				snprintf(s->err, sizeof(s->err),
+					 "the file shrank while it was being read");
+				return -1;
+			}
+			if (s->zc)
+				zero_copy(s, p, s->rec_offset - 16 - h->caplen);
+			if ((s->record & 1023) == 0)
+				mapped_progress(s->rec_offset);
+		}
 		return 1;
 	}
 	if (r == PCAP_ERROR_BREAK)
 		return at_end(s);
 	if (s->gz_bad)
 		return at_end(s);    /* zlib's reason, not libpcap's short read */
+	if (s->mapped && mapped_shrank()) {
+		snprintf(s->err, sizeof(s->err), "the file shrank while it was being read");
+		return -1;
+	}
 	snprintf(s->err, sizeof(s->err), "%s", pcap_geterr(s->pcap));
 	if (!s->err[0] || !strcmp(s->err, "No error"))
 		return at_end(s);
@@ -536,6 +618,7 @@ static int pcap_next_pkt(struct cap_src *s, struct cap_pkt *p)
 
 int cap_next(struct cap_src *s, struct cap_pkt *p)
 {
+	p->stable = false;
 	return s->ng ? ng_next(s, p) : pcap_next_pkt(s, p);
 }
 

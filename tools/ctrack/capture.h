@@ -26,6 +26,9 @@ struct cap_pkt {
 	uint64_t ts_ns;
 	int linktype;       /* LINKTYPE_* */
 	uint32_t ifindex;   /* pcapng interface id; 0 for pcap */
+	bool stable;        /* data stays valid until cap_close (it points
+			     * into a mapped file), not only until the next
+			     * cap_next */
 };
 
 /*
@@ -34,7 +37,8 @@ struct cap_pkt {
  */
 int cap_open(const char *path, struct cap_src **out, char *err, unsigned errlen);
 
-/* cap_next - 1: a packet in *pkt (valid until the next call); 0: end of
+/* cap_next - 1: a packet in *pkt (valid until the next call, or until
+ * cap_close where pkt->stable says so); 0: end of
  * file; -1: the file is damaged from here on (cap_error says how, and
  * cap_where says where). */
 int cap_next(struct cap_src *s, struct cap_pkt *pkt);

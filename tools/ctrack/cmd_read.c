@@ -297,25 +297,30 @@ static void read_file(struct read_state *rs, const char *file)
 			pkt.tuple.zone = 0;
 		if (kind != CT_PKT_FRAGMENT && rs->arena && cp.caplen <= READ_ARENA) {
 			/* into the burst, with a copy of its frame (the
-			 * reader's buffer is reused at the next packet) */
+			 * reader's buffer is reused at the next packet)
+			 * unless the frame stays where it is until the file
+			 * is closed (a mapped file) */
 			struct ct_packet *bpk;
-			uint8_t *copy;
+			size_t need = cp.stable ? 0 : cp.caplen;
 
 			if (rs->bn && (rs->now >= next_gc_due ||
 				       rs->now - rs->burst_first >= rs->min_timeout_ns ||
-				       READ_ARENA - rs->arena_used < cp.caplen))
+				       READ_ARENA - rs->arena_used < need))
 				flush_burst(rs);
 			collect_if_due(rs);
-			copy = rs->arena + rs->arena_used;
-			memcpy(copy, cp.data, cp.caplen);
 			bpk = &rs->bp[rs->bn];
 			*bpk = pkt;
-			ct_packet_moved(bpk, cp.data, copy);
+			if (need) {
+				uint8_t *copy = rs->arena + rs->arena_used;
+
+				memcpy(copy, cp.data, cp.caplen);
+				ct_packet_moved(bpk, cp.data, copy);
+				rs->arena_used += cp.caplen;
+			}
 			bpk->ts = rs->now;      /* the time it is tracked at */
 			if (!rs->bn)
 				rs->burst_first = rs->now;
 			rs->bpp[rs->bn++] = bpk;
-			rs->arena_used += cp.caplen;
 			if (rs->bn >= rs->burst)
 				flush_burst(rs);
 			if (show && (rs->frames & 4095) == 0)
