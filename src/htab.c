@@ -2,9 +2,10 @@
  * htab.c - one generation of the hash table: rows, slots, row locks.
  *
  * See htab.h for the layout.  The row array is mmap'd with
- * MADV_HUGEPAGE from 8 MiB on: at millions of entries the rows are the
+ * MADV_HUGEPAGE from 2 MiB on: at millions of entries the rows are the
  * first cache miss of every lookup and a TLB miss on top of it would
- * double it.  Overflow
+ * double it, and at thousands the rows' 4 KiB pages are each faulted in
+ * twice (see map_zeroed).  Overflow
  * rows hold the entries of rows that got more than six (at the 60-75%
  * load the table keeps, one row in six to one in ten has one) and are
  * freed only with their generation, so readers can follow a link they
@@ -37,12 +38,15 @@ static void *map_zeroed(size_t len)
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
-	/* Huge pages only where the TLB needs them: 4 KiB pages of a table
-	 * of up to 8 MiB fit the second-level TLB's reach, and a huge page
-	 * costs its whole 2 MiB of zeroing at the first write - for the
-	 * default 64k rows (4 MiB) of a small capture's table that zeroing
-	 * was the largest part of `ctrack read`'s system time. */
-	if (len >= 8u * 1024 * 1024)
+	/* Huge pages from one huge page's worth on.  A huge page costs its
+	 * whole 2 MiB of zeroing at the first write (~0.8 ms more for a
+	 * capture of one connection in the default 64k rows, 4 MiB), but
+	 * rows are written at random: a table of a few thousand entries
+	 * touches nearly every 4 KiB page of it, and each page then takes
+	 * two faults (the zero page at the lookup that missed, a copy at the
+	 * insert) - 2,000 faults, ~4 ms of `ctrack read`'s system time, on
+	 * the shared captures' concatenation (3,731 connections). */
+	if (len >= 2u * 1024 * 1024)
 		madvise(p, len, MADV_HUGEPAGE);
 	return p;
 }
