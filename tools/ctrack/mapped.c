@@ -12,11 +12,12 @@
  * xsgetn.)  The mapping is private and writable so that the stream may
  * write into its buffer as stdio is allowed to; nothing reaches the file.
  *
- * The reader reports its progress (mapped_progress): the pages ahead are
- * populated a window at a time (MADV_POPULATE_READ, one system call
- * instead of a page fault per 64 KiB) and those behind dropped from the
- * page tables (MADV_DONTNEED; the page cache keeps them), so a capture of
- * many gigabytes does not show up as resident memory.
+ * Pages come in by page faults (the kernel maps 16 at a fault, 64 KiB;
+ * MADV_POPULATE_READ ahead of the reader measured slower: it maps page by
+ * page).  The reader reports its progress (mapped_progress) and the pages
+ * more than a window behind it are dropped from the page tables
+ * (MADV_DONTNEED; the page cache keeps them), so a capture of many
+ * gigabytes does not show up as resident memory.
  */
 #include <errno.h>
 #include <limits.h>
@@ -29,17 +30,12 @@
 
 #include "mapped.h"
 
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22   /* Linux 5.14; older kernels say EINVAL */
-#endif
-
 #define MAP_WINDOW ((size_t)4 << 20)
 
 struct mapped {
 	uint8_t *base;
 	size_t len;             /* bytes mapped (the file's size at open) */
 	size_t pos;             /* bytes handed to the stream */
-	size_t ahead;           /* populated up to here */
 	size_t behind;          /* dropped below here */
 };
 
@@ -135,13 +131,6 @@ void mapped_progress(uint64_t offset)
 
 	if (!m || offset > m->len)
 		return;
-	if (offset + MAP_WINDOW / 2 >= m->ahead && m->ahead < m->len) {
-		size_t end = m->ahead + MAP_WINDOW > m->len ? m->len : m->ahead + MAP_WINDOW;
-
-		/* a hint: where it fails (an old kernel) page faults do it */
-		madvise(m->base + m->ahead, end - m->ahead, MADV_POPULATE_READ);
-		m->ahead = end;
-	}
 	if (offset >= m->behind + 2 * MAP_WINDOW) {
 		size_t upto = (size_t)(offset - MAP_WINDOW) & ~(size_t)(pg - 1);
 
@@ -190,7 +179,6 @@ FILE *mapped_open(int fd, uint64_t size)
 			map_close(m);
 		return NULL;
 	}
-	mapped_progress(0);
 	return f;
 }
 

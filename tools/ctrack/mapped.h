@@ -35,7 +35,7 @@
 FILE *mapped_open(int fd, uint64_t size);
 
 /* mapped_progress - the reader of the open mapped stream has consumed
- * @offset bytes: keeps the pages ahead mapped and drops those behind.
+ * @offset bytes: drops the pages well behind it from the page tables.
  * Cheap when nothing is to be done; call it as often as convenient. */
 void mapped_progress(uint64_t offset);
 
