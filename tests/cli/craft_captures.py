@@ -87,6 +87,19 @@ def main():
     files['huge-caplen.pcap'] = pcap_header() + good + struct.pack('<IIII', 1001, 0, 0xfffffff0, 60)
     files['caplen-over-snaplen.pcap'] = (pcap_header(snaplen=64) + good +
                                          pcap_record(udp_frame(payload=b'x' * 200), ts=1001))
+    # a record over the snapshot length between good ones: libpcap hands
+    # out its first 64 bytes and skips the rest (the mapped reader must
+    # stop handing out frames in place from there: the offsets move)
+    files['caplen-over-snaplen-mid.pcap'] = (
+        pcap_header(snaplen=64) + good +
+        pcap_record(udp_frame(payload=b'x' * 200), ts=1001) +
+        b''.join(pcap_record(udp_frame(sport=3000 + i, payload=b'y' * 10), ts=1002 + i)
+                 for i in range(5)))
+    # a whole big-endian capture (lengths byte-swapped for the reader)
+    files['big-endian-good.pcap'] = (
+        struct.pack('>IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1) +
+        b''.join(struct.pack('>IIII', 1000 + i, 0, len(f), len(f)) + f
+                 for i, f in enumerate([GOOD] + [udp_frame(sport=4000 + i) for i in range(4)])))
     files['caplen-zero.pcap'] = pcap_header() + good + pcap_record(b'', ts=1001, wirelen=60)
     files['wirelen-below-caplen.pcap'] = pcap_header() + good + pcap_record(GOOD, ts=1001, wirelen=10)
     files['snaplen-zero.pcap'] = pcap_header(snaplen=0) + good
