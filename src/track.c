@@ -47,6 +47,9 @@ struct pkt_key {
 	bool lookup;      /* a normal lookup applies to this packet */
 	bool same;        /* a burst's packet with the previous one's tuple */
 	bool absent;      /* stage 3 saw the row without the tuple */
+	bool unhashed;    /* a single packet's key: hashed only once the
+			   * packet has passed the checks before the lookup
+			   * (a bad checksum or a fragment makes no lookup) */
 	struct ct_conn *cand;  /* the first entry whose signature matched in
 				* the row (stage 3), or NULL */
 	struct ct_tuple icmp_inv;
@@ -678,14 +681,17 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 
 /*
  * process_one - the whole path for one packet, inside a read-side
- * section.  @k holds the precomputed key, inverse and hash.  Inline in
+ * section.  @k holds the precomputed key, inverse and hash - except for
+ * a single packet (@single, the same key, writable; NULL in a burst),
+ * whose hash is computed here once the checks before the lookup have
+ * passed: a packet with a bad checksum never pays for it.  Inline in
  * the burst loop: a call per packet, with its frame and spills, cost more
  * than the larger loop (creation, the rare long path, is out of line).
  */
 static inline __attribute__((always_inline)) void
 process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 	    const struct pkt_key *k, ct_time_ns now,
-	    struct ct_verdict *v, struct burst_ctx *bc)
+	    struct ct_verdict *v, struct burst_ctx *bc, struct pkt_key *single)
 {
 	struct ct_table *t = thr->t;
 	const struct ct_proto *proto;
@@ -750,6 +756,10 @@ process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 	if (!k->lookup) {
 		related(thr, ns, pkt, v);
 		return;
+	}
+	if (single && single->unhashed) {
+		single->hash = ct_hash_tuple(&t->key, single->key);
+		single->unhashed = false;
 	}
 
 lookup:
@@ -1003,19 +1013,23 @@ process_run(struct ct_thread *thr, const struct ct_packet *const *pkts,
  * Fill @k for @pkt; @prev is the previous packet of the burst and its key
  * (NULL for the first or a single packet): a packet with the same tuple
  * takes its inverse and is marked `same` (its hash: that of @prev, which
- * the burst copies once @prev has one).  With @defer, an IPv4 key is left
- * for the caller to hash and true returned (a burst hashes them four at
- * a time).
+ * the burst copies once @prev has one).  With @defer KEY_DEFER_IPV4 an
+ * IPv4 key is left for the caller to hash and true returned (a burst
+ * hashes them eight at a time); with KEY_DEFER_ALL any key is (a single
+ * packet hashes it once it is sure to look it up).
  */
+enum { KEY_HASH = 0, KEY_DEFER_IPV4 = 1, KEY_DEFER_ALL = 2 };
+
 static inline __attribute__((always_inline)) bool make_key(const struct ct_table *t,
 							   const struct ct_packet *pkt,
 							   struct pkt_key *k,
 							   const struct pkt_key *prev,
-							   bool defer)
+							   unsigned defer)
 {
 	k->lookup = false;
 	k->same = false;
 	k->absent = false;
+	k->unhashed = false;
 	k->cand = NULL;
 	/* ct_tuple_invert's condition: by protocol, whatever the family */
 	bool icmp = pkt->tuple.l4 == IPPROTO_ICMP || pkt->tuple.l4 == IPPROTO_ICMPV6;
@@ -1039,7 +1053,7 @@ static inline __attribute__((always_inline)) bool make_key(const struct ct_table
 			k->icmp_inv = *k->key;
 		k->inv = &k->icmp_inv;
 	}
-	if (defer && pkt->tuple.l3 == CT_L3_IPV4)
+	if (defer == KEY_DEFER_ALL || (defer && pkt->tuple.l3 == CT_L3_IPV4))
 		return true;
 	k->hash = ct_hash_tuple(&t->key, k->key);
 	return false;
@@ -1066,9 +1080,10 @@ int ct_process(struct ct_thread *thr, const struct ct_packet *pkt,
 
 	if (!thr || !pkt || !v)
 		return -EINVAL;
-	make_key(thr->t, pkt, &k, NULL, false);
+	/* hashed in process_one, after the checks that may end the packet */
+	k.unhashed = make_key(thr->t, pkt, &k, NULL, KEY_DEFER_ALL);
 	ct_read_lock(thr);
-	process_one(thr, pkt, &k, now, v, &bc);
+	process_one(thr, pkt, &k, now, v, &bc, &k);
 	end_call(thr, false);
 	ct_read_unlock(thr);
 	return 0;
@@ -1096,7 +1111,7 @@ burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
 	/* stage 1: every key; a key hashed here (not IPv4) has its row
 	 * prefetched at once */
 	for (unsigned i = 0; i < n; i++) {
-		if (make_key(t, pkts[i], &keys[i], i ? &keys[i - 1] : NULL, true)) {
+		if (make_key(t, pkts[i], &keys[i], i ? &keys[i - 1] : NULL, KEY_DEFER_IPV4)) {
 			q[nq] = keys[i].key;
 			qi[nq++] = (uint8_t)i;
 		} else if (keys[i].same) {
@@ -1177,7 +1192,7 @@ burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
 	 * entry after the first under one hold of its lock */
 	for (unsigned i = 0; i < n;) {
 		process_one(thr, pkts[i], &keys[i], per_pkt ? pkts[i]->ts : now,
-			    &v[i], &bc);
+			    &v[i], &bc, NULL);
 		i++;
 		if (bc.conn && i < n && keys[i].same)
 			i += process_run(thr, pkts + i, keys + i, n - i, now,
