@@ -30,7 +30,13 @@
  *
  * Collector variants: off; due-time (the default policy, adaptive
  * schedule); lock-nonempty (pf's policy in the same thread, for
- * contrast).  Nothing is due during a run (established flows live 5
+ * contrast); alternating (due-time, started and stopped every 50 ms
+ * while the packet threads run: each burst is filed under the state the
+ * collector was in for all of it, and the p99 of the bursts with it is
+ * compared with the p99 of those without it from the same run - the
+ * side-by-side form of the comparison, since separate runs minutes apart
+ * on a shared machine differ in their tails by more than the collector
+ * could).  Nothing is due during a run (established flows live 5
  * days or 300 s with data in flight), so this shows what a running
  * collector costs the packet threads, not what expiry costs.
  *
@@ -39,7 +45,8 @@
  * path has no bytes to check.
  *
  * Options: --flows 1k,1M,10M  --pop uniform,zipf  --threads 1,2
- *          --gc off,due-time[,lock-nonempty]  --path parsed,frames
+ *          --gc off,due-time,alternating[,lock-nonempty]
+ *          --path parsed,frames
  *          --work est,new-udp,new-tcp  --packets N (per thread, est)
  *          --new N (connections per thread, new-*)  --quick
  */
@@ -50,14 +57,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "bench_util.h"
 
 enum work { W_EST, W_NEW_UDP, W_NEW_TCP };
-enum gcmode { GC_OFF, GC_DUE, GC_NONEMPTY };
+enum gcmode { GC_OFF, GC_DUE, GC_NONEMPTY, GC_ALT };
 
 static const char *const work_name[] = { "est", "new-udp", "new-tcp" };
-static const char *const gc_name[] = { "off", "due-time", "lock-nonempty" };
+static const char *const gc_name[] = { "off", "due-time", "lock-nonempty", "alternating" };
+
+/* The alternating variant's half-period. */
+#define ALT_PHASE_NS (50ull * 1000 * 1000)
 
 #define NEW_ZONE 7
 
@@ -67,6 +78,10 @@ struct shared {
 	uint32_t *cnt;            /* per flow: established packets sent */
 	pthread_barrier_t bar;
 	uint32_t new_next;        /* flow numbers for new connections */
+	/* alternating: whether the collector runs, and a count of changes
+	 * (a burst that saw the count move is filed under neither) */
+	_Atomic unsigned gc_on, gc_changes;
+	_Atomic unsigned workers_done;
 };
 
 struct worker {
@@ -82,6 +97,8 @@ struct worker {
 	/* results */
 	uint64_t track_ns, parse_ns, wall_ns, cpu_ns, pkts, conns, bad;
 	uint32_t *lat;            /* ns per burst (parse + track) */
+	uint8_t *lat_gc;          /* per burst: 0 collector stopped, 1 running,
+				   * 2 it changed during the burst */
 	size_t n_lat;
 };
 
@@ -143,6 +160,7 @@ static void *worker_main(void *arg)
 	}
 	w->n_lat = 0;
 	w->lat = malloc((total / CT_BURST_MAX + 1) * sizeof(*w->lat));
+	w->lat_gc = malloc(total / CT_BURST_MAX + 1);
 	pthread_barrier_wait(&sh->bar);
 	wall0 = bu_mono_ns();
 	cpu0 = bu_thread_cpu_ns();
@@ -150,6 +168,8 @@ static void *worker_main(void *arg)
 		unsigned n = total - done < CT_BURST_MAX ? (unsigned)(total - done)
 							 : CT_BURST_MAX;
 		uint64_t ta, tb, tc;
+		unsigned ch0 = atomic_load_explicit(&sh->gc_changes, memory_order_acquire);
+		unsigned on = atomic_load_explicit(&sh->gc_on, memory_order_relaxed);
 
 		for (unsigned j = 0; j < n; j++) {
 			uint64_t i = done + j;
@@ -198,6 +218,9 @@ static void *worker_main(void *arg)
 		tc = bu_mono_ns();
 		w->parse_ns += tb - ta;
 		w->track_ns += tc - tb;
+		w->lat_gc[w->n_lat] = atomic_load_explicit(&sh->gc_changes,
+							   memory_order_acquire) == ch0
+				      ? (uint8_t)on : 2;
 		w->lat[w->n_lat++] = (uint32_t)(tc - ta);
 		for (unsigned j = 0; j < n; j++)
 			if (!verdict_ok(w->work, (unsigned)((done + j) % per), &v[j]))
@@ -210,6 +233,7 @@ static void *worker_main(void *arg)
 	w->conns = w->work == W_EST ? 0 : nb / per;
 	free(seq);
 	ct_thread_detach(thr);
+	atomic_fetch_add(&sh->workers_done, 1);
 	return NULL;
 }
 
@@ -256,6 +280,60 @@ static void flows_label(char *buf, size_t size, uint64_t flows)
 		snprintf(buf, size, "%llu", (unsigned long long)flows);
 }
 
+/* Until every worker is done: the collector thread runs for a
+ * half-period, then does not, and so on.  gc_on says which, and
+ * gc_changes moves around each change, so that a burst can tell whether
+ * it ran wholly in one state. */
+static void alternate_collector(struct shared *sh, unsigned threads)
+{
+	bool on = false;
+
+	while (atomic_load(&sh->workers_done) < threads) {
+		struct timespec ts = { 0, (long)ALT_PHASE_NS };
+
+		atomic_fetch_add_explicit(&sh->gc_changes, 1, memory_order_acq_rel);
+		if (on) {
+			atomic_store(&sh->gc_on, 0);
+			ct_gc_stop(sh->t);
+		} else {
+			ct_gc_start(sh->t, NULL, NULL);
+			atomic_store(&sh->gc_on, 1);
+		}
+		atomic_fetch_add_explicit(&sh->gc_changes, 1, memory_order_acq_rel);
+		on = !on;
+		nanosleep(&ts, NULL);
+	}
+	if (on)
+		ct_gc_stop(sh->t);
+	atomic_store(&sh->gc_on, 0);
+}
+
+/* The @pct percentile of the bursts filed under @state (in us); 0 if
+ * there are none. */
+static double lat_percentile_in(const struct worker *w, unsigned threads, uint8_t state,
+				double pct, size_t *count)
+{
+	size_t n = 0, k = 0;
+	double *v, r;
+
+	for (unsigned i = 0; i < threads; i++)
+		for (size_t j = 0; j < w[i].n_lat; j++)
+			n += w[i].lat_gc[j] == state;
+	*count = n;
+	if (!n)
+		return 0;
+	v = malloc(n * sizeof(*v));
+	if (!v)
+		return 0;
+	for (unsigned i = 0; i < threads; i++)
+		for (size_t j = 0; j < w[i].n_lat; j++)
+			if (w[i].lat_gc[j] == state)
+				v[k++] = (double)w[i].lat[j] / 1000.0;
+	r = bu_percentile(v, n, pct);
+	free(v);
+	return r;
+}
+
 static int run_variant(const struct bench_args *a, struct shared *sh,
 		       const struct variant *vr, uint64_t packets, uint64_t new_conns)
 {
@@ -270,11 +348,16 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 	struct baseline *b;
 
 	pthread_barrier_init(&sh->bar, NULL, vr->threads + 1);
+	atomic_store(&sh->workers_done, 0);
+	atomic_store(&sh->gc_on, 0);
 	if (vr->gc != GC_OFF) {
 		ct_gc_policy_default(&pol);
 		pol.lock = vr->gc == GC_NONEMPTY ? CT_GC_LOCK_NONEMPTY : CT_GC_LOCK_DUE;
 		ct_gc_set_policy(sh->t, &pol);
-		ct_gc_start(sh->t, NULL, NULL);
+		if (vr->gc != GC_ALT) {
+			ct_gc_start(sh->t, NULL, NULL);
+			atomic_store(&sh->gc_on, 1);
+		}
 	}
 	if (vr->work != W_EST) {
 		struct ct_settings s;
@@ -301,10 +384,12 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 	pthread_barrier_wait(&sh->bar);
 	proc0 = bu_proc_cpu_ns();
 	wall0 = bu_mono_ns();
+	if (vr->gc == GC_ALT)
+		alternate_collector(sh, vr->threads);
 	for (unsigned i = 0; i < vr->threads; i++)
 		pthread_join(w[i].th, NULL);
 	wall = bu_mono_ns() - wall0;
-	if (vr->gc != GC_OFF)
+	if (vr->gc != GC_OFF && vr->gc != GC_ALT)
 		ct_gc_stop(sh->t);
 	pthread_barrier_destroy(&sh->bar);
 	for (unsigned i = 0; i < vr->threads; i++) {
@@ -328,11 +413,9 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 	gc_cpu = gc_cpu > worker_cpu ? gc_cpu - worker_cpu : 0;
 	lat = malloc(n_lat * sizeof(*lat));
 	n_lat = 0;
-	for (unsigned i = 0; i < vr->threads; i++) {
+	for (unsigned i = 0; i < vr->threads; i++)
 		for (size_t k = 0; k < w[i].n_lat; k++)
 			lat[n_lat++] = (double)w[i].lat[k] / 1000.0;
-		free(w[i].lat);
-	}
 
 	flows_label(fl, sizeof(fl), sh->flows);
 	snprintf(name, sizeof(name), "%s-%s%s-%ut-gc-%s%s", work_name[vr->work], fl,
@@ -388,9 +471,25 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 	b = base_get(key);
 	if (b && vr->gc == GC_OFF)
 		b->p99_gc_off = bu_percentile(lat, n_lat, 99);
-	else if (b && b->p99_gc_off > 0)
+	else if (b && b->p99_gc_off > 0 && vr->gc != GC_ALT)
 		bu_rec_num(&r, "p99_vs_gc_off", bu_percentile(lat, n_lat, 99) / b->p99_gc_off);
+	if (vr->gc == GC_ALT) {
+		size_t n_on, n_off;
+		double on = lat_percentile_in(w, vr->threads, 1, 99, &n_on);
+		double off = lat_percentile_in(w, vr->threads, 0, 99, &n_off);
+
+		bu_rec_int(&r, "bursts_gc_on", n_on);
+		bu_rec_int(&r, "bursts_gc_off", n_off);
+		bu_rec_num(&r, "burst_us_p99_gc_on", on);
+		bu_rec_num(&r, "burst_us_p99_gc_off", off);
+		if (on > 0 && off > 0)
+			bu_rec_num(&r, "p99_vs_gc_off", on / off);
+	}
 	bu_rec_int(&r, "unexpected_verdicts", bad);
+	for (unsigned i = 0; i < vr->threads; i++) {
+		free(w[i].lat);
+		free(w[i].lat_gc);
+	}
 	bu_rec_end(&r);
 	free(lat);
 	free(w);
@@ -429,7 +528,7 @@ int bench_throughput(const struct bench_args *a)
 {
 	bool quick = bu_flag(a, "quick");
 	uint64_t flows[8], threads[16];
-	unsigned nf, nt, pops[2], gcs[3], paths[2], works[3], np, ng, npath, nw;
+	unsigned nf, nt, pops[2], gcs[4], paths[2], works[3], np, ng, npath, nw;
 	uint64_t packets = bu_opt_u64(a, "packets", quick ? 2000000 : 8000000);
 	uint64_t new_conns = bu_opt_u64(a, "new", quick ? 250000 : 1000000);
 	double zipf_s = (double)bu_opt_u64(a, "zipf-s100", 100) / 100.0;
@@ -451,7 +550,7 @@ int bench_throughput(const struct bench_args *a)
 		nt = 2;
 	}
 	np = parse_list(a, "pop", "uniform,zipf", pop_names, 2, pops, 2);
-	ng = parse_list(a, "gc", "off,due-time", gc_name, 3, gcs, 3);
+	ng = parse_list(a, "gc", "off,due-time,alternating", gc_name, 4, gcs, 4);
 	npath = parse_list(a, "path", "parsed,frames", path_names, 2, paths, 2);
 	nw = parse_list(a, "work", "est,new-udp,new-tcp", work_name, 3, works, 3);
 
@@ -525,6 +624,11 @@ int bench_throughput(const struct bench_args *a)
 							if (vr.frames && (vr.threads != threads[0] ||
 									  vr.gc != gcs[0] ||
 									  (vr.work == W_EST && pops[pi] != pops[0])))
+								continue;
+							/* alternating: established flows,
+							 * one thread count (the first) */
+							if (vr.gc == GC_ALT && (vr.work != W_EST ||
+										vr.threads != threads[0]))
 								continue;
 							err = run_variant(a, &sh, &vr, packets, new_conns);
 						}
