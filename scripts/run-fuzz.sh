@@ -10,6 +10,8 @@
 #     ships a seed generator (fuzz_track: programs, not frames);
 #   - by scripts/make-fuzz-seeds.sh PCAPS OUT_DIR for fuzz_parse (frames
 #     with its link-type selector byte);
+#   - for fuzz_capture, with the capture files themselves (cut to 64 KiB)
+#     and those tests/cli/craft_captures.py writes;
 #   - otherwise with the captures' frames, one file per frame, raw bytes
 #     (at most 64 frames per capture).
 # Checked-in inputs in fuzz/regress/NAME/ (past crashes, kept as
@@ -84,6 +86,13 @@ seed() { # seed NAME CORPUS_DIR
 			-o -name '*.cap' \) | sort | xargs "$build/fuzz/seedgen_$1" "$2"
 	elif [ "$1" = parse ] && [ -x "$root/scripts/make-fuzz-seeds.sh" ]; then
 		"$root/scripts/make-fuzz-seeds.sh" "$pcaps" "$2"
+	elif [ "$1" = capture ]; then
+		# whole capture files, cut to 64 KiB, and the crafted ones
+		for f in "$pcaps"/*; do
+			case "$f" in *.md|*/SHA256SUMS) continue ;; esac
+			head -c 65536 "$f" >"$2/$(basename "$f")"
+		done
+		python3 "$root/tests/cli/craft_captures.py" "$2"
 	else
 		extract_frames "$2"
 	fi
