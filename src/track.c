@@ -1000,14 +1000,6 @@ process_run(struct ct_thread *thr, const struct ct_packet *const *pkts,
 	return j;
 }
 
-/*
- * Fill @k for @pkt; @prev is the previous packet of the burst and its key
- * (NULL for the first or a single packet): a packet with the same tuple
- * takes its inverse and is marked `same` (its hash: that of @prev, which
- * the burst copies once @prev has one).  With @defer, an IPv4 key is left
- * for the caller to hash and true returned (a burst hashes them four at
- * a time).
- */
 /* ct_tuple_equal, the last word first: consecutive packets of different
  * flows mostly differ in their ports, and then one word compare says so. */
 static inline bool same_tuple(const struct ct_tuple *a, const struct ct_tuple *b)
@@ -1016,6 +1008,14 @@ static inline bool same_tuple(const struct ct_tuple *a, const struct ct_tuple *b
 	       memcmp(a, b, offsetof(struct ct_tuple, sport)) == 0;
 }
 
+/*
+ * Fill @k for @pkt; @prev is the previous packet of the burst and its key
+ * (NULL for the first or a single packet): a packet with the same tuple
+ * takes its inverse and is marked `same` (its hash: that of @prev, which
+ * the burst copies once @prev has one).  With @defer, an IPv4 key is left
+ * for the caller to hash and true returned (a burst hashes them four at
+ * a time).
+ */
 static inline __attribute__((always_inline)) bool make_key(const struct ct_table *t,
 							   const struct ct_packet *pkt,
 							   struct pkt_key *k,

@@ -2,8 +2,8 @@
  * proto_test_util.h - driving one tracker by hand, as the core would.
  *
  * Tests of the non-TCP trackers allocate an entry the way the table does
- * (a 64-byte core plus the tracker's private area, 64-byte aligned,
- * zeroed), build struct ct_packet by hand and call the tracker.  track()
+ * (the 40-byte core plus the tracker's private area plus, for IPv6, the
+ * key's other 24 address bytes; 64-byte aligned, zeroed), build struct ct_packet by hand and call the tracker.  track()
  * plays the part of nf_conntrack_in around the tracker: it hands the
  * tracker the status bits as they were *before* the packet, and after an
  * accepted packet sets ASSURED when asked and then SEEN_REPLY for a packet

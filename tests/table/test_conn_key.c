@@ -445,6 +445,31 @@ static void test_entries_with_every_extension_keep_their_tuples_in_the_table(voi
 	ct_table_destroy(t);
 }
 
+/* The public sizes: ct_conn_size bounds both families (an IPv6 entry's),
+ * ct_conn_size_l3 is each family's; with the kernel defaults (acct on,
+ * no timestamps, no labels) a TCP/IPv4 entry is 40 + 56 + 32 bytes. */
+static void test_public_entry_sizes_follow_the_family(void **state)
+{
+	struct ct_table_config cfg;
+	struct ct_table *t;
+
+	(void)state;
+	ct_table_config_default(&cfg);
+	cfg.settings.acct = 1;
+	cfg.settings.timestamp = 0;
+	cfg.labels = false;
+	assert_int_equal(ct_table_create(&cfg, &t), 0);
+	assert_int_equal(ct_conn_size_l3(t, CT_L3_IPV4, IPPROTO_TCP), 128);
+	assert_int_equal(ct_conn_size_l3(t, CT_L3_IPV6, IPPROTO_TCP), 152);
+	for (size_t i = 0; i < sizeof(protos); i++) {
+		assert_int_equal(ct_conn_size(t, protos[i]),
+				 ct_conn_size_l3(t, CT_L3_IPV6, protos[i]));
+		assert_int_equal(ct_conn_size_l3(t, CT_L3_IPV4, protos[i]) + 24,
+				 ct_conn_size_l3(t, CT_L3_IPV6, protos[i]));
+	}
+	ct_table_destroy(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -458,6 +483,7 @@ int main(void)
 		cmocka_unit_test(test_swapped_compare_finds_the_reply_and_only_it),
 		cmocka_unit_test(test_icmp_reply_is_found_through_its_inverse),
 		cmocka_unit_test(test_entries_with_every_extension_keep_their_tuples_in_the_table),
+		cmocka_unit_test(test_public_entry_sizes_follow_the_family),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
