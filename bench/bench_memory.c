@@ -63,7 +63,7 @@ static int child(const struct bench_args *a, uint8_t l4, bool acct, uint64_t con
 	bu_rec_bool(&r, "acct", acct);
 	bu_rec_int(&r, "conns", ok);
 	bu_rec_num(&r, "bytes_per_conn", (double)(rss1 - rss0) / (double)ok);
-	bu_rec_int(&r, "conn_size_bytes", ct_conn_size(t, l4));
+	bu_rec_int(&r, "conn_size_bytes", ct_conn_size_l3(t, CT_L3_IPV4, l4));
 	bu_rec_int(&r, "rows", ct_table_rows(t));
 	bu_rec_num(&r, "row_bytes_per_conn", (double)ct_table_rows(t) * 64.0 / (double)ok);
 	bu_rec_num(&r, "rss_mib", (double)rss1 / 1048576.0);

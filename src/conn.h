@@ -1,17 +1,27 @@
 /*
  * conn.h - the layout of one connection entry (private).
  *
- * An entry is a 64-byte core followed by its protocol's private area and
- * then the optional extensions (accounting, timestamps, labels), the way
- * the kernel hangs nf_ct_ext off nf_conn.  Only what the hot path needs is
- * in the core: the original tuple (the reply tuple is derived, ctrack does
- * no NAT), the absolute expiry, the status bits, the hash and a byte lock.
+ * An entry is a core followed by its protocol's private area and then the
+ * optional extensions (accounting, timestamps, labels), the way the kernel
+ * hangs nf_ct_ext off nf_conn.  Only what the hot path needs is in the
+ * core: the absolute expiry, the status bits, the hash, a byte lock and
+ * the original tuple (the reply tuple is derived, ctrack does no NAT).
  * Entries live in their namespace's slab (slab.c), so that a namespace's
  * teardown walks only its own memory.
  *
+ * The core is 40 bytes: the 24-byte header, then the 8 bytes of struct
+ * ct_tuple that are not addresses (ports, zone, l3, l4), in ct_tuple's
+ * own layout, then 8 bytes of addresses.  That is all of an IPv4 key (two
+ * 4-byte addresses), where a struct ct_tuple spends 40 bytes on every
+ * key.  An IPv6 key keeps the first 8 bytes of its source address there
+ * and its other 24 address bytes after the extensions, at the end of the
+ * object: so the private area and the extensions sit at the same offsets
+ * in every entry, and the hot path computes nothing per family.  Nothing
+ * reads or writes the key but the accessors in conn_key.h.
+ *
  * Locking rules, stated once:
- *  - tuple, hash, proto, zone, ext: written before the entry is published
- *    in a row, never after; read freely under RCU.
+ *  - the key, hash, proto, ext: written before the entry is published in a
+ *    row, never after; read freely under RCU.
  *  - l4state, the private area, counters, mark, labels: written only with
  *    the entry's lock held (ct_conn_lock); readers that copy them out for a
  *    dump take the lock too.
@@ -30,6 +40,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <urcu/arch.h>
@@ -45,8 +56,17 @@ enum {
 	CT_EXT_LABELS = 0x04,   /* struct ct_ext_labels */
 };
 
+/* The key's fields other than the addresses: bytes 32..39 of struct
+ * ct_tuple, in its layout (so that they compare as one word). */
+struct ct_conn_key {
+	uint16_t sport;
+	uint16_t dport;
+	uint16_t zone;
+	uint8_t l3;
+	uint8_t l4;
+};
+
 struct ct_conn {
-	struct ct_tuple tuple;       /* original direction */
 	uint64_t expires;            /* absolute, ns of caller time */
 	_Atomic uint32_t status;     /* CT_ST_* (table.h) */
 	uint32_t mark;
@@ -55,11 +75,31 @@ struct ct_conn {
 	_Atomic uint8_t lock;        /* byte spinlock, see ct_conn_lock */
 	uint8_t proto;               /* index into the tracker table */
 	uint8_t ext;                 /* CT_EXT_* present */
+	struct ct_conn_key key;      /* original direction, but addresses */
+	uint32_t addr[2];            /* network order: IPv4 src, dst; IPv6
+				      * the first 8 bytes of src (conn_key.h) */
 	/* the protocol's private area follows (aligned to 8) */
 	uint64_t priv[];
 };
 
-_Static_assert(sizeof(struct ct_conn) == 64, "ct_conn core must be 64 bytes");
+/* An IPv6 entry's address bytes that are not in its core. */
+#define CT_CONN_V6_TAIL 24u
+
+_Static_assert(sizeof(struct ct_conn) == 40 &&
+	       offsetof(struct ct_conn, key) == 24 &&
+	       offsetof(struct ct_conn, addr) == 32, "ct_conn core layout");
+_Static_assert(sizeof(struct ct_conn_key) == 8 &&
+	       offsetof(struct ct_tuple, sport) == 32 &&
+	       offsetof(struct ct_conn_key, sport) == 0 &&
+	       offsetof(struct ct_conn_key, dport) == 2 &&
+	       offsetof(struct ct_tuple, dport) == 34 &&
+	       offsetof(struct ct_conn_key, zone) == 4 &&
+	       offsetof(struct ct_tuple, zone) == 36 &&
+	       offsetof(struct ct_conn_key, l3) == 6 &&
+	       offsetof(struct ct_tuple, l3) == 38 &&
+	       offsetof(struct ct_conn_key, l4) == 7 &&
+	       offsetof(struct ct_tuple, l4) == 39,
+	       "ct_conn_key is the tail of ct_tuple");
 
 struct ct_ext_acct {
 	uint64_t packets[2];
@@ -83,6 +123,28 @@ static inline void *ct_conn_priv(struct ct_conn *c)
 static inline const void *ct_conn_priv_const(const struct ct_conn *c)
 {
 	return c->priv;
+}
+
+/* Key fields every entry keeps in its core (conn_key.h has the rest). */
+static inline uint16_t ct_conn_zone(const struct ct_conn *c)
+{
+	return c->key.zone;
+}
+
+static inline uint8_t ct_conn_l3(const struct ct_conn *c)
+{
+	return c->key.l3;
+}
+
+static inline uint8_t ct_conn_l4(const struct ct_conn *c)
+{
+	return c->key.l4;
+}
+
+/* The ICMP type of an ICMP / ICMPv6 entry's original tuple (tuple.h). */
+static inline uint8_t ct_conn_icmp_type(const struct ct_conn *c)
+{
+	return (uint8_t)(c->key.dport >> 8);
 }
 
 static inline void ct_conn_lock(struct ct_conn *c)

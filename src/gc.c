@@ -446,8 +446,8 @@ static void gc_queue_row(struct gc_run *g, struct ct_row *r, uint64_t rd,
 
 		if (s && (!(s & CT_SLOT_BOUND) ||
 			  ct_slot_due_lower(rd, atomic_load_explicit(&sd[k], memory_order_relaxed)) <= g->now)) {
-			/* an entry is 8-aligned, not 64: its core (expiry,
-			 * status, lock: bytes 40..63) may span two lines */
+			/* an entry is 8-aligned, not 64: its 40-byte core
+			 * (expiry, status, lock, key) may span two lines */
 			const char *c = (const char *)ct_slot_conn(s);
 
 			__builtin_prefetch(c, 1);

@@ -133,11 +133,11 @@ struct ct_conn *ct_htab_find(struct ct_htab *h, uint64_t hash,
 			if (!s || (s & 0xffff000000000000ull) != sig)
 				continue;
 			c = ct_slot_conn(s);
-			if (ct_tuple_equal(&c->tuple, key)) {
+			if (ct_conn_key_equal(c, key)) {
 				*dir = CT_DIR_ORIGINAL;
 				return c;
 			}
-			if (ct_tuple_is_reply(&c->tuple, key, inv)) {
+			if (ct_conn_key_is_reply(c, key, inv)) {
 				*dir = CT_DIR_REPLY;
 				return c;
 			}
@@ -195,7 +195,11 @@ enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *head,
 				       uint32_t max_chain,
 				       struct ct_conn **clash)
 {
-	return ct_htab_insert_locked_inline(h, head, c, hash, inv, max_chain, clash);
+	struct ct_tuple key;
+
+	ct_conn_tuple(c, &key);
+	return ct_htab_insert_locked_inline(h, head, c, hash, &key, inv,
+					    max_chain, clash);
 }
 
 bool ct_htab_place_locked(struct ct_htab *h, struct ct_row *head, uint64_t s,

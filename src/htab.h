@@ -62,7 +62,7 @@
 
 #include <urcu/call-rcu.h>
 
-#include "conn.h"
+#include "conn_key.h"
 
 #define CT_ROW_SLOTS 6
 #define CT_ROW_LOCK ((uintptr_t)1)
@@ -306,15 +306,6 @@ static inline bool ct_tuple_equal_swapped(const struct ct_tuple *a,
 		(uint64_t)((ap ^ bp) | (ar ^ br))) == 0;
 }
 
-/* Does entry tuple @ct match the reply direction of @key, whose inverse
- * is @inv, or, with @inv NULL, @key swapped (ct_tuple_equal_swapped)? */
-static inline bool ct_tuple_is_reply(const struct ct_tuple *ct,
-				     const struct ct_tuple *key,
-				     const struct ct_tuple *inv)
-{
-	return inv ? ct_tuple_equal(ct, inv) : ct_tuple_equal_swapped(ct, key);
-}
-
 /*
  * ct_htab_find - the entry matching @key (direction ORIGINAL) or its
  * inverse (direction REPLY) in @h's row for @hash, or NULL.  The inverse
@@ -461,10 +452,12 @@ unsigned ct_row_count(const struct ct_row *r);
 struct ct_row *ct_htab_ovf_new(struct ct_htab *h);
 
 /* ct_htab_insert_locked, inline for the creation path (track.c; other
- * callers take the out-of-line copy). */
+ * callers take the out-of-line copy), which passes the tuple @c was made
+ * from as @key (the entries in the row are compared with it). */
 static inline __attribute__((always_inline)) enum ct_htab_ins
 ct_htab_insert_locked_inline(struct ct_htab *h, struct ct_row *head,
 			     struct ct_conn *c, uint64_t hash,
+			     const struct ct_tuple *key,
 			     const struct ct_tuple *inv, uint32_t max_chain,
 			     struct ct_conn **clash)
 {
@@ -495,8 +488,8 @@ ct_htab_insert_locked_inline(struct ct_htab *h, struct ct_row *head,
 			if (!s || (s & 0xffff000000000000ull) != sig)
 				continue;
 			o = ct_slot_conn(s);
-			if ((ct_tuple_equal(&o->tuple, &c->tuple) ||
-			     ct_tuple_is_reply(&o->tuple, &c->tuple, inv)) &&
+			if ((ct_conn_key_equal(o, key) ||
+			     ct_conn_key_is_reply(o, key, inv)) &&
 			    !(ct_conn_status(o) & CT_ST_DYING)) {
 				*clash = o;
 				return CT_INS_CLASH;

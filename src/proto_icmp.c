@@ -140,7 +140,7 @@ static void icmp_packet(struct ct_conn *c, const struct ct_proto_ctx *ctx,
 	/* The kernel checks the type of the original tuple at every packet;
 	 * for an existing entry it is always a request. */
 	if (ctx->pkt->tuple.l3 != CT_L3_IPV4 ||
-	    !icmp_valid_new(ct_tuple_icmp_type(&c->tuple))) {
+	    !icmp_valid_new(ct_conn_icmp_type(c))) {
 		out->verdict = CT_PV_INVALID;
 		out->reason = CT_PR_ICMP_UNTRACKED_TYPE;
 		return;
@@ -153,7 +153,7 @@ static void icmpv6_packet(struct ct_conn *c, const struct ct_proto_ctx *ctx,
 			  struct ct_proto_out *out)
 {
 	if (ctx->pkt->tuple.l3 != CT_L3_IPV6 ||
-	    (ctx->is_new && !icmpv6_valid_new(ct_tuple_icmp_type(&c->tuple)))) {
+	    (ctx->is_new && !icmpv6_valid_new(ct_conn_icmp_type(c)))) {
 		out->verdict = CT_PV_INVALID;
 		out->reason = CT_PR_ICMP_UNTRACKED_TYPE;
 		return;

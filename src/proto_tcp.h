@@ -91,7 +91,8 @@ struct ct_tcp_priv {
 				     * CT_TCPF_SIMULTANEOUS_OPEN */
 };
 
-/* Sized so that the 64-byte core plus this stays at 120 bytes. */
+/* Sized so that the core plus this stays at 96 bytes for IPv4 (40-byte
+ * core) and 120 for IPv6 (the key's 24 other address bytes, conn.h). */
 #define CT_TCP_PRIV_SIZE 56
 _Static_assert(sizeof(struct ct_tcp_priv) <= CT_TCP_PRIV_SIZE,
 	       "TCP private area must fit in 56 bytes");

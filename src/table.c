@@ -245,13 +245,18 @@ void ct_thread_online(struct ct_thread *thr)
 
 size_t ct_conn_size(const struct ct_table *t, uint8_t l4)
 {
+	return ct_conn_size_l3(t, CT_L3_IPV6, l4);
+}
+
+size_t ct_conn_size_l3(const struct ct_table *t, uint8_t l3, uint8_t l4)
+{
 	struct ct_settings s;
 	unsigned ext;
 
 	ct_table_get_settings(t, &s);
 	ext = (s.acct ? CT_EXT_ACCT : 0) | (s.timestamp ? CT_EXT_TSTAMP : 0) |
 	      (t->cfg.labels ? CT_EXT_LABELS : 0);
-	return ct_conn_obj_size(ct_proto_find(l4)->priv_size, ext);
+	return ct_conn_obj_size(l3, ct_proto_find(l4)->priv_size, ext);
 }
 
 void ct_conn_fill_info(struct ct_table *t, struct ct_conn *c,
@@ -263,9 +268,9 @@ void ct_conn_fill_info(struct ct_table *t, struct ct_conn *c,
 	struct ct_ext_labels *lb = ct_conn_labels(c);
 
 	memset(ci, 0, sizeof(*ci));
-	ci->orig = c->tuple;
-	if (!ct_tuple_invert(&c->tuple, &ci->reply))
-		ci->reply = c->tuple;
+	ct_conn_tuple(c, &ci->orig);
+	if (!ct_tuple_invert(&ci->orig, &ci->reply))
+		ci->reply = ci->orig;
 	/* like the kernel's ct id: a keyed hash of the address, so ids do
 	 * not leak pointers */
 	ci->id = ct_hash_u64(&t->key, (uint64_t)(uintptr_t)c) >> 32;
@@ -690,7 +695,7 @@ static int dump_row(struct dump_ctx *d, struct ct_row *head)
 			if (!s)
 				continue;
 			c = ct_slot_conn(s);
-			if (d->zone >= 0 && c->tuple.zone != d->zone)
+			if (d->zone >= 0 && ct_conn_zone(c) != d->zone)
 				continue;
 			ct_conn_lock(c);
 			if (ct_conn_status(c) & CT_ST_DYING) {
@@ -829,7 +834,7 @@ again:
 			if (!s)
 				continue;
 			c = ct_slot_conn(s);
-			if (zone >= 0 && c->tuple.zone != zone)
+			if (zone >= 0 && ct_conn_zone(c) != zone)
 				continue;
 			if (n == sizeof(victims) / sizeof(victims[0])) {
 				more = true;

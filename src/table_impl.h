@@ -17,6 +17,7 @@
 #include <urcu/list.h>
 
 #include "conn.h"
+#include "conn_key.h"
 #include "ctrack/events.h"
 #include "ctrack/ns.h"
 #include "ctrack/gc.h"
@@ -28,8 +29,10 @@
 #include "slab.h"
 
 #define CT_MAX_ZONES 65536
-/* object size classes: core + priv (0..64) + extensions (0..64), step 8 */
-#define CT_N_CLASSES 17
+/* object size classes: core + priv (0..64) + extensions (0..64) + an
+ * IPv6 key's tail (0 or 24), step 8; class i holds objects of
+ * sizeof(struct ct_conn) + 8 * i bytes (ct_conn_class) */
+#define CT_N_CLASSES ((int)(64 + 64 + CT_CONN_V6_TAIL) / 8 + 1)
 
 /* Counters a thread keeps to itself (summed on read). */
 struct ct_counters {
@@ -219,11 +222,11 @@ static inline size_t ct_conn_ext_off(const struct ct_conn *c, unsigned ext)
 	return off;
 }
 
-/* An entry's object size: core, private area, extensions, rounded to 8
- * (inline: every creation asks). */
-static inline size_t ct_conn_obj_size(uint8_t priv_size, unsigned ext)
+/* An entry's object size: core, private area, extensions, the rest of a
+ * family-@l3 key (conn_key.h), rounded to 8 (inline: every creation asks). */
+static inline size_t ct_conn_obj_size(uint8_t l3, uint8_t priv_size, unsigned ext)
 {
-	size_t sz = sizeof(struct ct_conn) + priv_size;
+	size_t sz = sizeof(struct ct_conn) + priv_size + ct_conn_key_extra(l3);
 
 	if (ext & CT_EXT_ACCT)
 		sz += sizeof(struct ct_ext_acct);
@@ -232,6 +235,12 @@ static inline size_t ct_conn_obj_size(uint8_t priv_size, unsigned ext)
 	if (ext & CT_EXT_LABELS)
 		sz += sizeof(struct ct_ext_labels);
 	return (sz + 7) & ~(size_t)7;
+}
+
+/* The slab size class of an object of @size bytes (ct_conn_obj_size). */
+static inline unsigned ct_conn_class(size_t size)
+{
+	return (unsigned)((size - sizeof(struct ct_conn)) / 8);
 }
 
 static inline struct ct_ext_acct *ct_conn_acct(struct ct_conn *c)

@@ -290,7 +290,7 @@ static bool early_drop(struct ct_thread *thr, uint64_t hash, uint16_t only_zone,
 				bool done;
 
 				c = ct_slot_conn(s);
-				if (zone_only && c->tuple.zone != only_zone)
+				if (zone_only && ct_conn_zone(c) != only_zone)
 					continue;
 				/* the tracker's state is read under the entry's
 				 * lock (busy entries are not candidates anyway) */
@@ -483,7 +483,8 @@ static void related(struct ct_thread *thr, struct ct_ns *ns,
 		set_invalid_or_error(thr, ns, v, pkt, CT_PR_ICMP_NO_MATCH);
 		return;
 	}
-	if (!ct_icmp_error_accept(pkt, &c->tuple, inner_dir, &err_dir, &reason)) {
+	ct_conn_tuple(c, &key);
+	if (!ct_icmp_error_accept(pkt, &key, inner_dir, &err_dir, &reason)) {
 		set_invalid_or_error(thr, ns, v, pkt, reason);
 		return;
 	}
@@ -518,8 +519,8 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 	uint32_t what;
 	uint64_t exp;
 	unsigned ext = conn_ext(t, set);
-	size_t size = ct_conn_obj_size(proto->priv_size, ext);
-	unsigned cls = (unsigned)((size - sizeof(struct ct_conn)) / 8);
+	size_t size = ct_conn_obj_size(k->key->l3, proto->priv_size, ext);
+	unsigned cls = ct_conn_class(size);
 	struct ct_slab_mag *mag = mag_for(thr, ns, cls);
 	struct ct_conn *clash = NULL;
 	struct ct_htab *h;
@@ -535,10 +536,10 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 		CT_CTR_INC(thr, insert_failed);
 		return false;
 	}
-	c->tuple = *k->key;
 	c->hash = (uint32_t)k->hash;
 	c->proto = ct_proto_l4_index[pkt->tuple.l4];
 	c->ext = (uint8_t)ext;
+	ct_conn_set_key(c, k->key);   /* after proto and ext: they place it */
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.pkt = pkt;
 	ctx.set = set;
@@ -603,7 +604,7 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 	}
 	for (;;) {
 		r = ct_table_lock_row(t, k->hash, &h);
-		res = ct_htab_insert_locked_inline(h, r, c, k->hash, k->inv,
+		res = ct_htab_insert_locked_inline(h, r, c, k->hash, k->key, k->inv,
 						   t->cfg.max_chain, &clash);
 		ct_row_unlock(r);
 		if (res != CT_INS_MOVED)
@@ -770,10 +771,10 @@ lookup:
 	if (cached) {
 		c = cached;
 		dir = bc->dir;
-	} else if (cand && ct_tuple_equal(&cand->tuple, k->key)) {
+	} else if (cand && ct_conn_key_equal(cand, k->key)) {
 		c = cand;
 		dir = CT_DIR_ORIGINAL;
-	} else if (cand && ct_tuple_is_reply(&cand->tuple, k->key, k->inv)) {
+	} else if (cand && ct_conn_key_is_reply(cand, k->key, k->inv)) {
 		c = cand;
 		dir = CT_DIR_REPLY;
 	} else if (k->absent && !repeats &&
@@ -1009,6 +1010,14 @@ process_run(struct ct_thread *thr, const struct ct_packet *const *pkts,
 	return j;
 }
 
+/* ct_tuple_equal, the last word first: consecutive packets of different
+ * flows mostly differ in their ports, and then one word compare says so. */
+static inline bool same_tuple(const struct ct_tuple *a, const struct ct_tuple *b)
+{
+	return ct_tuple_tail_word(a) == ct_tuple_tail_word(b) &&
+	       memcmp(a, b, offsetof(struct ct_tuple, sport)) == 0;
+}
+
 /*
  * Fill @k for @pkt; @prev is the previous packet of the burst and its key
  * (NULL for the first or a single packet): a packet with the same tuple
@@ -1040,7 +1049,7 @@ static inline __attribute__((always_inline)) bool make_key(const struct ct_table
 		return false;
 	k->key = &pkt->tuple;
 	k->lookup = true;
-	if (prev && prev->lookup && ct_tuple_equal(prev->key, &pkt->tuple)) {
+	if (prev && prev->lookup && same_tuple(prev->key, &pkt->tuple)) {
 		k->inv = prev->inv ? &k->icmp_inv : NULL;
 		if (prev->inv)
 			k->icmp_inv = prev->icmp_inv;
@@ -1154,6 +1163,11 @@ burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
 		sig = ct_slot_sig(keys[i].hash);
 		span = sizeof(struct ct_conn) + sizeof(struct ct_ext_acct) +
 		       ct_proto_find(pkts[i]->tuple.l4)->priv_size;
+		/* an IPv6 key's tail follows the extensions: all of them,
+		 * at most (the entry's own are not known yet) */
+		if (__builtin_expect(pkts[i]->tuple.l3 != CT_L3_IPV4, 0))
+			span += sizeof(struct ct_ext_tstamp) +
+				sizeof(struct ct_ext_labels) + CT_CONN_V6_TAIL;
 		for (unsigned m = ct_row_sig_match(r, keys[i].hash); m; m &= m - 1) {
 			/* acquire: the candidate's tuple is read in stage 4 */
 			uint64_t sl = atomic_load_explicit(&((struct ct_row *)r)->slot[__builtin_ctz(m)],

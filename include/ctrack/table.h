@@ -256,10 +256,17 @@ uint64_t ct_table_rows(const struct ct_table *t);
 void ct_table_get_settings(const struct ct_table *t, struct ct_settings *out);
 
 /*
- * ct_conn_size - bytes one entry of protocol @l4 occupies (object only,
- * without its share of the hash rows).  For documentation and benchmarks.
+ * ct_conn_size - bytes one entry of protocol @l4 occupies at most (object
+ * only, without its share of the hash rows): an IPv6 entry's size, which
+ * bounds an IPv4 one's.  For documentation and benchmarks.
  */
 size_t ct_conn_size(const struct ct_table *t, uint8_t l4);
+
+/*
+ * ct_conn_size_l3 - the same for an entry of family @l3 (enum ct_l3):
+ * an IPv4 entry keeps its addresses in 8 bytes instead of 32.
+ */
+size_t ct_conn_size_l3(const struct ct_table *t, uint8_t l3, uint8_t l4);
 
 /* l4 protocol and state names as conntrack prints them. */
 const char *ct_l4_name(uint8_t l4);               /* "tcp", ..., "unknown" */

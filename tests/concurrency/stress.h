@@ -466,6 +466,7 @@ static inline void stress_explain_rows(struct ct_table *t)
 				for (int k = 0; k < CT_ROW_SLOTS; k++) {
 					uint64_t sl = atomic_load(&r->slot[k]);
 					struct ct_conn *c = ct_slot_conn(sl);
+					struct ct_tuple tu;
 					uint32_t st;
 
 					if (!sl)
@@ -473,10 +474,11 @@ static inline void stress_explain_rows(struct ct_table *t)
 					st = ct_conn_status(c);
 					if (!(st & CT_ST_DYING))
 						continue;
+					ct_conn_tuple(c, &tu);
 					print_error("row %" PRIu64 ": dying entry, zone %u, "
 						    "status 0x%x, flow %ld, namespace %s\n",
-						    i, c->tuple.zone, st, stress_flow_of(&c->tuple),
-						    ct_ns_get(t, c->tuple.zone) ? "exists" : "gone");
+						    i, tu.zone, st, stress_flow_of(&tu),
+						    ct_ns_get(t, tu.zone) ? "exists" : "gone");
 				}
 }
 

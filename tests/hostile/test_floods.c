@@ -216,7 +216,7 @@ static void run_flood(uint8_t l4, struct flood_res *res)
 	printf("# figure: RSS before table %.1f MiB, when full %.1f MiB, after flood %.1f MiB "
 	       "(entry %zu B, rows %llu)\n",
 	       res->rss_start / 1048576.0, res->rss_full / 1048576.0, res->rss_end / 1048576.0,
-	       ct_conn_size(t, l4), (unsigned long long)ct_table_rows(t));
+	       ct_conn_size_l3(t, CT_L3_IPV4, l4), (unsigned long long)ct_table_rows(t));
 
 	/* memory.  Exactly: every object the slabs carved is a live entry, on
 	 * a free list or in a magazine (nothing leaked), and the chunks held
@@ -227,7 +227,7 @@ static void run_flood(uint8_t l4, struct flood_res *res)
 	 * and sanitizer overhead. */
 	{
 		struct h_audit a;
-		uint64_t per_chunk = (CT_CHUNK_SIZE - 64) / ct_conn_size(t, l4);
+		uint64_t per_chunk = (CT_CHUNK_SIZE - 64) / ct_conn_size_l3(t, CT_L3_IPV4, l4);
 		uint64_t need = (max + per_chunk - 1) / per_chunk;
 
 		h_audit(thr, &a);
@@ -250,7 +250,7 @@ static void run_flood(uint8_t l4, struct flood_res *res)
 		printf("# resident memory not checked: AddressSanitizer's quarantine\n");
 	else
 		assert_true(res->rss_end - res->rss_start <=
-			    (uint64_t)max * 2 * ct_conn_size(t, l4) + ct_table_rows(t) * 64 * 2 +
+			    (uint64_t)max * 2 * ct_conn_size_l3(t, CT_L3_IPV4, l4) + ct_table_rows(t) * 64 * 2 +
 			    16ull * 1048576);
 
 	ct_thread_detach(thr);

@@ -2,8 +2,8 @@
  * proto_test_util.h - driving one tracker by hand, as the core would.
  *
  * Tests of the non-TCP trackers allocate an entry the way the table does
- * (a 64-byte core plus the tracker's private area, 64-byte aligned,
- * zeroed), build struct ct_packet by hand and call the tracker.  track()
+ * (the 40-byte core plus the tracker's private area plus, for IPv6, the
+ * key's other 24 address bytes; 64-byte aligned, zeroed), build struct ct_packet by hand and call the tracker.  track()
  * plays the part of nf_conntrack_in around the tracker: it hands the
  * tracker the status bits as they were *before* the packet, and after an
  * accepted packet sets ASSURED when asked and then SEEN_REPLY for a packet
@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "conn.h"
+#include "conn_key.h"
 #include "proto.h"
 #include "ctrack/settings.h"
 #include "ctrack/table.h"
@@ -26,14 +27,16 @@
 static inline struct ct_conn *conn_new(const struct ct_proto *p,
 				       const struct ct_tuple *t)
 {
-	size_t size = (sizeof(struct ct_conn) + p->priv_size + 63) & ~(size_t)63;
+	/* no extensions: an IPv6 key's tail follows the private area */
+	size_t size = (sizeof(struct ct_conn) + p->priv_size +
+		       ct_conn_key_extra(t->l3) + 63) & ~(size_t)63;
 	struct ct_conn *c = aligned_alloc(64, size);
 
 	if (!c)
 		abort();
 	memset(c, 0, size);
-	c->tuple = *t;
 	c->proto = ct_proto_index(p);
+	ct_conn_set_key(c, t);
 	return c;
 }
 

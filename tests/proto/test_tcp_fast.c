@@ -42,6 +42,7 @@
 #include <string.h>
 
 #include "ctrack/settings.h"
+#include "conn_key.h"
 #include "proto.h"
 #include "proto_tcp.h"
 #include "../parse/pcap_util.h"
@@ -100,6 +101,7 @@ static bool core_step(struct copy *k, const struct ct_settings *set,
 	is_new = !k->exists;
 	if (is_new) {
 		memset(k->c, 0, CONN_BYTES);
+		ct_conn_set_key(k->c, &pkt->tuple);
 		k->status = 0;
 		dir = CT_DIR_ORIGINAL;
 	}
@@ -570,9 +572,14 @@ static void test_fast_path_matches_general_path_from_arbitrary_states(void **st)
 			struct copy *k = &w.k[i];
 
 			k->exists = true;
-			k->c->tuple = pkt.tuple;
-			if (d)
-				seg_tuple(&k->c->tuple, CT_DIR_ORIGINAL);
+			if (d) {
+				struct ct_tuple o = pkt.tuple;
+
+				seg_tuple(&o, CT_DIR_ORIGINAL);
+				ct_conn_set_key(k->c, &o);
+			} else {
+				ct_conn_set_key(k->c, &pkt.tuple);
+			}
 			k->c->proto = ct_proto_index(&ct_proto_tcp);
 			k->c->l4state = chance(85) ? CT_TCP_ESTABLISHED :
 				(uint8_t)(rnd() % CT_TCP_N_STATES);
