@@ -76,12 +76,15 @@ int ct_ns_init_zero(struct ct_table *t)
 	if (!ns)
 		return -ENOMEM;
 	atomic_store(&t->ns[0], ns);
+	t->ns_hi = 1;
 	return 0;
 }
 
 void ct_ns_free_all(struct ct_table *t)
 {
-	for (uint32_t i = 0; i < CT_MAX_ZONES; i++) {
+	/* not all 65,536 slots: untouched pages of the array would each be
+	 * faulted in to be read as zeros */
+	for (uint32_t i = 0; i < t->ns_hi; i++) {
 		struct ct_ns *ns = atomic_load(&t->ns[i]);
 		if (ns) {
 			atomic_store(&t->ns[i], NULL);
@@ -122,6 +125,8 @@ int ct_ns_create(struct ct_table *t, uint16_t id, const struct ct_settings *s)
 		goto out;
 	}
 	atomic_store_explicit(&t->ns[id], ns, memory_order_release);
+	if ((uint32_t)id + 1 > t->ns_hi)
+		t->ns_hi = (uint32_t)id + 1;
 out:
 	pthread_mutex_unlock(&t->ns_lock);
 	return err;

@@ -121,6 +121,10 @@ struct ct_table {
 					     * atomic access once shared */
 	uint64_t max95;
 	_Atomic(struct ct_ns *) *ns;        /* [CT_MAX_ZONES] */
+	uint32_t ns_hi;                     /* every id ever published is
+					     * below this (under ns_lock):
+					     * the table's end walks no
+					     * further than the ids in use */
 	_Atomic uint64_t ns_gen;
 	pthread_mutex_t ns_lock;            /* serialises create/destroy */
 	_Atomic uint64_t ns_reclaims;       /* teardown batches not yet freed
