@@ -586,15 +586,16 @@ static int pcap_next_pkt(struct cap_src *s, struct cap_pkt *p)
 		p->ts_ns = (uint64_t)h->ts.tv_sec * 1000000000ull + (uint64_t)h->ts.tv_usec;
 		p->linktype = s->pcap_linktype;
 		p->ifindex = 0;
+		/* a mapped file: zeros stand where it shrank, from this
+		 * record on (cap_where names it) */
+		if (s->mapped && mapped_shrank()) {
+			snprintf(s->err, sizeof(s->err),
+				 "the file shrank while it was being read");
+			return -1;
+		}
 		s->record++;
 		s->rec_offset += 16 + (uint64_t)h->caplen; /* next record's header */
 		if (s->mapped) {
-			/* zeros stand where the file shrank */
-			if (mapped_shrank()) {
-				snprintf(s->err, sizeof(s->err),
-					 "the file shrank while it was being read");
-				return -1;
-			}
 			if (s->zc)
 				zero_copy(s, p, s->rec_offset - 16 - h->caplen);
 			if ((s->record & 1023) == 0)
