@@ -13,7 +13,10 @@
  * A mapped file that shrinks under the reader would raise SIGBUS; the
  * stream catches it for its own pages, maps zeros over what is gone and
  * lets the reader, which asks after each record, stop with "the file
- * shrank while it was being read" instead of dying.  One mapped stream at a time per process (the tool
+ * shrank while it was being read" instead of dying.  Frames handed out in
+ * place (capture.c) that lie in the part that went read as zeros too: the
+ * packets of the burst gathered just before the reader noticed (64 at
+ * most) may be tracked with zeros where their bytes were.  One mapped stream at a time per process (the tool
  * reads its captures one after another); a second open returns NULL and
  * the caller reads the file the ordinary way.
  *
