@@ -6,10 +6,11 @@
  * the file's length), so the stream's one refill "reads" the whole file
  * into a buffer that already holds it - map_read sees that the
  * destination is the mapping at the right offset and copies nothing -
- * and each fread() of libpcap's is then one memcpy() out of the mapped
- * page cache.  (A cookie stream with a buffer of its own would copy twice,
- * and an unbuffered one goes byte by byte through glibc's generic
- * xsgetn.)  The mapping is private and writable so that the stream may
+ * and each fread() of libpcap's is then one copy out of the mapped page
+ * cache (glibc's generic xsgetn, which cookie streams use, copies reads
+ * of up to 20 bytes - the 16-byte record header - byte by byte, larger
+ * ones with memcpy).  A cookie stream with a buffer of its own would copy
+ * twice, and an unbuffered one goes byte by byte throughout.  The mapping is private and writable so that the stream may
  * write into its buffer as stdio is allowed to; nothing reaches the file.
  *
  * Pages come in by page faults (the kernel maps 16 at a fault, 64 KiB;
@@ -44,18 +45,23 @@ static struct mapped *map_cur;
 static _Atomic(uint8_t *) map_base;
 static _Atomic size_t map_len;
 static volatile sig_atomic_t map_shrank;
+static uintptr_t map_page;             /* the page size, read at open (not
+					* in the handler: sysconf is not
+					* async-signal-safe) */
 static struct sigaction old_bus;       /* SIGBUS's disposition before us */
 
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
 	uint8_t *b = atomic_load(&map_base), *a = si->si_addr;
 	size_t len = atomic_load(&map_len);
-	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t pg = map_page;
 
 	if (b && a >= b && a < b + len) {
 		/* the file shrank: zeros over the rest of the mapping; the
 		 * copy that faulted completes, and the reader, which asks
-		 * mapped_shrank() after every record, stops */
+		 * mapped_shrank() after every record, stops.  (mmap is not
+		 * on POSIX's async-signal-safe list, but glibc's is the bare
+		 * system call, which touches no user-space state.) */
 		uint8_t *from = (uint8_t *)((uintptr_t)a & ~(pg - 1));
 
 		if (mmap(from, (size_t)(b + len - from), PROT_READ | PROT_WRITE,
@@ -127,7 +133,7 @@ static int map_close(void *cookie)
 void mapped_progress(uint64_t offset)
 {
 	struct mapped *m = map_cur;
-	uintptr_t pg = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t pg = map_page;
 
 	if (!m || offset > m->len)
 		return;
@@ -151,6 +157,7 @@ FILE *mapped_open(int fd, uint64_t size)
 
 	if (!size || size > (uint64_t)SSIZE_MAX || map_cur)
 		return NULL;
+	map_page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	p = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
 	if (p == MAP_FAILED)
 		return NULL;
