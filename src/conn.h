@@ -54,6 +54,8 @@ enum {
 	CT_EXT_ACCT = 0x01,     /* struct ct_ext_acct */
 	CT_EXT_TSTAMP = 0x02,   /* struct ct_ext_tstamp */
 	CT_EXT_LABELS = 0x04,   /* struct ct_ext_labels */
+	CT_EXT_END = 0x08,      /* past the last: where an IPv6 key's tail
+				 * starts (conn_key.h) */
 };
 
 /* The key's fields other than the addresses: bytes 32..39 of struct

@@ -33,20 +33,29 @@ static inline size_t ct_conn_key_extra(uint8_t l3)
 	return l3 == CT_L3_IPV4 ? 0 : CT_CONN_V6_TAIL;
 }
 
-/* Where an IPv6 entry's 24 other address bytes are: after the core, the
- * private area and the extensions (c->proto and c->ext are set). */
-static inline const uint8_t *ct_conn_v6_tail(const struct ct_conn *c)
+/* Offset of extension @ext (a CT_EXT_* bit, or CT_EXT_END) inside an
+ * entry: after the core, the protocol's private area and the extensions
+ * the entry has before it, in bit order (acct, tstamp, labels).  With a
+ * constant @ext the tests of the later extensions fold away. */
+static inline size_t ct_conn_ext_off(const struct ct_conn *c, unsigned ext)
 {
 	size_t off = sizeof(struct ct_conn) + ct_proto_by_index(c->proto)->priv_size;
-	unsigned ext = c->ext;
+	unsigned before = c->ext & (ext - 1);
 
-	if (ext & CT_EXT_ACCT)
+	if (before & CT_EXT_ACCT)
 		off += sizeof(struct ct_ext_acct);
-	if (ext & CT_EXT_TSTAMP)
+	if (before & CT_EXT_TSTAMP)
 		off += sizeof(struct ct_ext_tstamp);
-	if (ext & CT_EXT_LABELS)
+	if (before & CT_EXT_LABELS)
 		off += sizeof(struct ct_ext_labels);
-	return (const uint8_t *)c + off;
+	return off;
+}
+
+/* Where an IPv6 entry's 24 other address bytes are: after the
+ * extensions (c->proto and c->ext are set). */
+static inline const uint8_t *ct_conn_v6_tail(const struct ct_conn *c)
+{
+	return (const uint8_t *)c + ct_conn_ext_off(c, CT_EXT_END);
 }
 
 /* The tuple's 8 bytes after its addresses, as one word. */

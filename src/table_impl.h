@@ -213,19 +213,6 @@ static inline struct ct_row *ct_table_lock_row(struct ct_table *t, uint64_t hash
 	}
 }
 
-/* Offsets of the optional extensions inside an entry: after the core and
- * the protocol's private area, in bit order (acct, tstamp, labels). */
-static inline size_t ct_conn_ext_off(const struct ct_conn *c, unsigned ext)
-{
-	size_t off = sizeof(struct ct_conn) + ct_proto_by_index(c->proto)->priv_size;
-
-	if (ext > CT_EXT_ACCT && (c->ext & CT_EXT_ACCT))
-		off += sizeof(struct ct_ext_acct);
-	if (ext > CT_EXT_TSTAMP && (c->ext & CT_EXT_TSTAMP))
-		off += sizeof(struct ct_ext_tstamp);
-	return off;
-}
-
 /* An entry's object size: core, private area, extensions, the rest of a
  * family-@l3 key (conn_key.h), rounded to 8 (inline: every creation asks). */
 static inline size_t ct_conn_obj_size(uint8_t l3, uint8_t priv_size, unsigned ext)
