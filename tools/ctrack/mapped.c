@@ -40,10 +40,9 @@ struct mapped {
 	size_t behind;          /* dropped below here */
 };
 
-/* the open stream's mapping, for the SIGBUS handler and mapped_progress */
-static struct mapped *map_cur;
-static _Atomic(uint8_t *) map_base;
-static _Atomic size_t map_len;
+/* the open stream's mapping, for the SIGBUS handler and mapped_progress
+ * (its base and length do not change while it is published) */
+static _Atomic(struct mapped *) map_cur;
 static volatile sig_atomic_t map_shrank;
 static uintptr_t map_page;             /* the page size, read at open (not
 					* in the handler: sysconf is not
@@ -52,8 +51,9 @@ static struct sigaction old_bus;       /* SIGBUS's disposition before us */
 
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
-	uint8_t *b = atomic_load(&map_base), *a = si->si_addr;
-	size_t len = atomic_load(&map_len);
+	struct mapped *m = atomic_load(&map_cur);
+	uint8_t *b = m ? m->base : NULL, *a = si->si_addr;
+	size_t len = m ? m->len : 0;
 	uintptr_t pg = map_page;
 
 	if (b && a >= b && a < b + len) {
@@ -121,9 +121,7 @@ static int map_close(void *cookie)
 {
 	struct mapped *m = cookie;
 
-	map_cur = NULL;
-	atomic_store(&map_base, NULL);
-	atomic_store(&map_len, 0);
+	atomic_store(&map_cur, NULL);
 	munmap(m->base, m->len);
 	sigaction(SIGBUS, &old_bus, NULL);
 	free(m);
@@ -175,9 +173,7 @@ FILE *mapped_open(int fd, uint64_t size)
 	m->len = (size_t)size;
 	madvise(p, m->len, MADV_SEQUENTIAL);
 	map_shrank = 0;
-	atomic_store(&map_len, m->len);
-	atomic_store(&map_base, m->base);
-	map_cur = m;
+	atomic_store(&map_cur, m);
 	f = fopencookie(m, "rb", io);
 	if (!f || setvbuf(f, (char *)m->base, _IOFBF, m->len)) {
 		if (f)
