@@ -18,9 +18,11 @@ is compared as a set, and DESTROY events of one collector pass with equal
 expiry times (ordered by id) are compared as a set.
 """
 import os
-import re
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ctrack_output import normalise  # noqa: E402
 
 CT, PCAPS = sys.argv[1], sys.argv[2]
 OPTION_SETS = [
@@ -30,39 +32,6 @@ OPTION_SETS = [
      "--set", "nf_conntrack_icmp_timeout=1"],
     ["-s", "--zone-by", "vlan", "--router"],
 ]
-
-
-def event_time(line):
-    m = re.match(r'\{"event":"\w+","time":([0-9.]+)', line) or \
-        re.match(r'\[([0-9.]+)\]', line)
-    return m.group(1) if m else None
-
-
-def is_destroy(line):
-    return '"destroy"' in line or "[DESTROY]" in line
-
-
-def normalise(text):
-    events, table, other = [], [], []
-    for line in text.splitlines(keepends=True):
-        line = re.sub(r'"id":[0-9]+,', "", line)
-        if event_time(line) is not None:
-            events.append(line)
-        elif line.startswith("{") or re.match(
-                r"^(ipv4|ipv6|tcp|udp|udplite|icmp|icmpv6|sctp|gre|unknown)\s", line):
-            table.append(line)
-        else:
-            other.append(line)
-    out, i = [], 0
-    while i < len(events):
-        j = i + 1
-        if is_destroy(events[i]):
-            while (j < len(events) and is_destroy(events[j]) and
-                   event_time(events[j]) == event_time(events[i])):
-                j += 1
-        out += sorted(events[i:j])
-        i = j
-    return "".join(out) + "".join(sorted(table)) + "".join(other)
 
 
 def run(args):

@@ -11,7 +11,7 @@ Inputs: every classic pcap in ../shared/pcaps (Ethernet, raw IP, SLL,
 SLL2, NFLOG, big-endian, nanosecond ones among them) and the crafted
 captures of craft_captures.py (records over the snapshot length, cut
 records, absurd lengths, a big-endian file).  Ids are random per run
-(a keyed hash), so they are removed and the table is compared as a set.
+(a keyed hash): ctrack_output.normalise says what is compared how.
 """
 import os
 import re
@@ -19,29 +19,11 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ctrack_output import normalise  # noqa: E402
+
 CT, PCAPS, CRAFT = sys.argv[1], sys.argv[2], sys.argv[3]
 OPTS = ["-e", "-s", "-o", "json", "--set", "nf_conntrack_udp_timeout=1"]
-
-
-def normalise(text):
-    """Events in order, except that DESTROY events of one collector pass
-    with equal times (ordered by id there) are compared as a set; the
-    table as a set; everything else as it is."""
-    lines = [re.sub(r'"id":[0-9]+,', "", l) for l in text.splitlines()]
-    events = [l for l in lines if l.startswith('{"event"')]
-    table = sorted(l for l in lines if l.startswith("{") and not l.startswith('{"event"'))
-    other = [l for l in lines if not l.startswith("{")]
-    out, i = [], 0
-    while i < len(events):
-        j = i + 1
-        if '"destroy"' in events[i]:
-            t = re.match(r'\{"event":"\w+","time":([0-9.]+)', events[i]).group(1)
-            while (j < len(events) and '"destroy"' in events[j] and
-                   events[j].startswith('{"event":"destroy","time":%s,' % t)):
-                j += 1
-        out += sorted(events[i:j])
-        i = j
-    return out, table, other
 
 
 def run(path, stdin):
@@ -74,7 +56,7 @@ def main():
     failed, packets = 0, 0
     for k, path in enumerate(paths, 1):
         mapped, piped = run(path, False), run(path, True)
-        m = re.search(r'"frames":([0-9]+)', "\n".join(mapped[1][1]))
+        m = re.search(r'"frames":([0-9]+)', mapped[1])
         packets += int(m.group(1)) if m else 0
         name = os.path.basename(path)
         if mapped == piped:
@@ -86,11 +68,10 @@ def main():
             print("# exit %d mapped, %d from a pipe" % (mapped[0], piped[0]))
         if mapped[2] != piped[2]:
             print("# stderr mapped: %r\n# stderr piped:  %r" % (mapped[2][:300], piped[2][:300]))
-        for part in range(3):
-            for x, y in zip(mapped[1][part], piped[1][part]):
-                if x != y:
-                    print("# mapped: %s\n# piped:  %s" % (x[:200], y[:200]))
-                    break
+        for x, y in zip(mapped[1].splitlines(), piped[1].splitlines()):
+            if x != y:
+                print("# mapped: %s\n# piped:  %s" % (x[:200], y[:200]))
+                break
     for n in os.listdir(tmp):
         os.unlink(os.path.join(tmp, n))
     os.rmdir(tmp)
