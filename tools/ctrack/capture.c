@@ -64,12 +64,12 @@ struct cap_src {
 	 * rewrites, and from the first record whose length libpcap changed) */
 	bool mapped;
 	bool zc;
-	bool pcap_swapped;
 	const uint8_t *map;
 	uint64_t map_len;
 	/* pcapng */
 	bool ng;
-	bool swap;
+	bool swap;              /* the file's byte order is not ours (pcapng
+				 * sections; a mapped pcap's record headers) */
 	uint8_t *blk;
 	uint32_t blk_cap;
 	struct iface *ifs;
@@ -160,30 +160,6 @@ static bool zero_copy_linktype(int dlt)
 	}
 }
 
-/* Point @p at its frame in the mapping instead of libpcap's buffer, if
- * the record at @off is the one libpcap returned: its length field must
- * say what libpcap said (libpcap shortens records past the snapshot
- * length or its own limit; from such a record on, the offsets counted
- * here no longer follow the file and zero copy stops). */
-static void zero_copy(struct cap_src *s, struct cap_pkt *p, uint64_t off)
-{
-	uint32_t incl;
-
-	if (off + 16 + p->caplen > s->map_len) {
-		s->zc = false;
-		return;
-	}
-	memcpy(&incl, s->map + off + 8, 4);
-	if (s->pcap_swapped)
-		incl = __builtin_bswap32(incl);
-	if (incl != p->caplen) {
-		s->zc = false;
-		return;
-	}
-	p->data = s->map + off + 16;
-	p->stable = true;
-}
-
 /* ---- helpers ---- */
 
 static uint32_t rd32(const struct cap_src *s, const uint8_t *p)
@@ -200,6 +176,22 @@ static uint16_t rd16(const struct cap_src *s, const uint8_t *p)
 
 	memcpy(&v, p, 2);
 	return s->swap ? __builtin_bswap16(v) : v;
+}
+
+/* Point @p at its frame in the mapping instead of libpcap's buffer, if
+ * the record at @off is the one libpcap returned: its length field must
+ * say what libpcap said (libpcap shortens records past the snapshot
+ * length or its own limit; from such a record on, the offsets counted
+ * here no longer follow the file and zero copy stops). */
+static void zero_copy(struct cap_src *s, struct cap_pkt *p, uint64_t off)
+{
+	if (off + 16 + p->caplen > s->map_len ||
+	    rd32(s, s->map + off + 8) != p->caplen) {
+		s->zc = false;
+		return;
+	}
+	p->data = s->map + off + 16;
+	p->stable = true;
 }
 
 static int fail(struct cap_src *s, const char *what)
@@ -349,7 +341,7 @@ int cap_open(const char *path, struct cap_src **out, char *err, unsigned errlen)
 		s->rec_offset = 24;
 		if (s->mapped) {
 			s->map = mapped_bytes(&s->map_len);
-			s->pcap_swapped = pcap_is_swapped(s->pcap) == 1;
+			s->swap = pcap_is_swapped(s->pcap) == 1;
 			s->zc = s->map && zero_copy_linktype(s->pcap_linktype);
 		}
 	} else {
