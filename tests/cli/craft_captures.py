@@ -109,6 +109,28 @@ def main():
     files['ts-extremes.pcap'] = (pcap_header() + good +
                                  pcap_record(udp_frame(sport=1), ts=0xffffffff, frac=999999999) +
                                  pcap_record(udp_frame(sport=2), ts=0, frac=0))
+    # timestamp fields with their top bit set (libpcap reads them as
+    # signed 32-bit numbers), in a microsecond and a nanosecond file
+    files['ts-high-bit.pcap'] = (pcap_header() + good +
+                                 pcap_record(udp_frame(sport=5), ts=0x80000001, frac=0x80000001) +
+                                 pcap_record(udp_frame(sport=6), ts=2000, frac=0xfffffff0))
+    files['ts-high-bit-nano.pcap'] = (pcap_header(magic=0xa1b23c4d) + good +
+                                      pcap_record(udp_frame(sport=5), ts=0x80000001, frac=0x80000001) +
+                                      pcap_record(udp_frame(sport=6), ts=2000, frac=999999999))
+    # an older format version (libpcap may swap its record lengths)
+    files['version-2-3.pcap'] = pcap_header(minor=3) + good + pcap_record(udp_frame(sport=7), ts=1001)
+    # thousands of good records (over 64 KiB of them), then one longer
+    # than libpcap takes, then more: the mapped reader walks the good ones
+    # and hands libpcap the rest, from the right offset
+    many = b''.join(pcap_record(udp_frame(sport=10000 + i % 5000, payload=b'z' * 20), ts=1000 + i // 100)
+                    for i in range(3000))
+    files['many-then-huge.pcap'] = (pcap_header() + many +
+                                    struct.pack('<IIII', 1100, 0, 300000, 300000) + b'\0' * 64)
+    files['many-then-over-snaplen.pcap'] = (
+        pcap_header(snaplen=80) + many +
+        pcap_record(udp_frame(payload=b'x' * 200), ts=1100) +
+        b''.join(pcap_record(udp_frame(sport=3000 + i, payload=b'y' * 10), ts=1101 + i)
+                 for i in range(5)))
     files['big-endian-cut.pcap'] = (struct.pack('>IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1) +
                                     struct.pack('>IIII', 1000, 0, len(GOOD), len(GOOD)) + GOOD +
                                     struct.pack('>IIII', 1001, 0, 4000000, 4000000) + b'\0' * 100)
