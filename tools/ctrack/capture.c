@@ -1,7 +1,10 @@
 /*
  * capture.c - classic pcap through libpcap, pcapng through our own block
  * reader, both over a zlib stream (see capture.h for why); a plain pcap
- * file is handed to libpcap as a FILE of its own instead.
+ * file is handed to libpcap as a FILE of its own instead, over a mapping
+ * of the file, and while its records are ones libpcap would return
+ * unchanged they are read where they lie (pcap_walk): libpcap checks the
+ * file header and takes over at the first record that is not plain.
  *
  * The stream layer reads the first bytes to recognise the format and then
  * hands them back, so pipes (standard input) work as well as files.  The

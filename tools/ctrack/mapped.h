@@ -8,7 +8,10 @@
  * a mapping the first copy and the system calls go away: the stream's
  * read function copies straight from the mapped page cache into the
  * caller's buffer.  On the shared captures' concatenation (20 MB) the
- * kernel's copy was a sixth of `ctrack read`'s CPU time.
+ * kernel's copy was a sixth of `ctrack read`'s CPU time.  (capture.c now
+ * reads the plain records of a mapped file itself, and libpcap reads from
+ * the stream only from the first record that is not plain: a stream, and
+ * not the mapping alone, because libpcap must be able to take over.)
  *
  * A mapped file that shrinks under the reader would raise SIGBUS; the
  * stream catches it for its own pages, maps zeros over what is gone and
@@ -16,7 +19,8 @@
  * shrank while it was being read" instead of dying.  Frames handed out in
  * place (capture.c) that lie in the part that went read as zeros too: the
  * packets of the burst gathered just before the reader noticed (64 at
- * most) may be tracked with zeros where their bytes were.  One mapped stream at a time per process (the tool
+ * most) may be tracked with zeros where their bytes were.  One mapped
+ * stream at a time per process (the tool
  * reads its captures one after another); a second open returns NULL and
  * the caller reads the file the ordinary way.
  *
