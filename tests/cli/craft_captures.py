@@ -162,6 +162,26 @@ def main():
                                                 ng_idb(options=struct.pack('<HH', 9, 0xfff0)) +
                                                 ng_epb(GOOD))
     files['ng-simple-packet-no-iface.pcapng'] = ng_shb() + ng_block(3, struct.pack('<I', 60) + pad4(GOOD))
+    # cut inside the 8-byte header of a block, and inside a second section
+    # header before its byte-order magic is whole (a mapped file is read
+    # in place: the same messages as from a pipe)
+    files['ng-cut-inside-block-header.pcapng'] = ng_good + ng_epb(GOOD)[:5]
+    files['ng-cut-inside-shb.pcapng'] = ng_good + ng_shb()[:10]
+    # a big-endian section after a little-endian one, packets in both
+    be_body = struct.pack('>IHHq', 0x1a2b3c4d, 1, 0, -1)
+    be = (struct.pack('>II', 0x0a0d0d0a, 12 + len(be_body)) + be_body +
+          struct.pack('>I', 12 + len(be_body)))
+    idb_body = struct.pack('>HHI', 1, 0, 0)
+    be += struct.pack('>II', 1, 12 + len(idb_body)) + idb_body + struct.pack('>I', 12 + len(idb_body))
+    for i in range(3):
+        f = udp_frame(sport=6000 + i)
+        body = struct.pack('>IIIII', 0, 0, 2000000 + i, len(f), len(f)) + pad4(f)
+        be += struct.pack('>II', 6, 12 + len(body)) + body + struct.pack('>I', 12 + len(body))
+    files['ng-two-sections-le-be.pcapng'] = ng_good + be
+    # thousands of packets, then a block cut short
+    files['ng-many-then-cut.pcapng'] = (ng_shb() + ng_idb() +
+                                        b''.join(ng_epb(udp_frame(sport=10000 + i % 5000), ts=(1000 + i // 100) * 1000000)
+                                                 for i in range(3000)) + ng_epb(GOOD)[:40])
 
     # gzip
     # the whole capture but not the gzip trailer (CRC and length): the

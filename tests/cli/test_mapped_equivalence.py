@@ -2,15 +2,17 @@
 """test_mapped_equivalence.py CTRACK PCAPS_DIR CRAFT_SCRIPT - `ctrack read`
 maps a plain pcap file and hands libpcap a stream over the mapping, and
 frames of the link types libpcap does not rewrite are handed to the
-tracker where they lie in the mapping (tools/ctrack/mapped.c, capture.c).
+tracker where they lie in the mapping (tools/ctrack/mapped.c, capture.c);
+a plain pcapng file is mapped too and its blocks read where they lie.
 Standard input cannot be mapped: `ctrack read -` reads the same bytes
 through the stream layer with libpcap's own copies.  The promise: both
 say exactly the same - events, table, counters, messages and exit status.
 
-Inputs: every classic pcap in ../shared/pcaps (Ethernet, raw IP, SLL,
-SLL2, NFLOG, big-endian, nanosecond ones among them) and the crafted
-captures of craft_captures.py (records over the snapshot length, cut
-records, absurd lengths, a big-endian file).  Ids are random per run
+Inputs: every plain pcap and pcapng in ../shared/pcaps (Ethernet, raw
+IP, SLL, SLL2, NFLOG, big-endian, nanosecond, multi-interface ones among
+them) and the crafted captures of craft_captures.py (records over the
+snapshot length, cut records and blocks, absurd lengths, big-endian
+files and sections, thousands of good records before a bad one).  Ids are random per run
 (a keyed hash): ctrack_output.normalise says what is compared how.
 """
 import os
@@ -39,10 +41,12 @@ def run(path, stdin):
     return p.returncode, normalise(p.stdout.decode()), err
 
 
-def is_classic_pcap(path):
+def is_mappable(path):
+    """A plain (not gzip'd) classic pcap or pcapng file."""
     with open(path, "rb") as f:
         m = f.read(4)
-    return m in (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d")
+    return m in (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d",
+                 b"\x0a\x0d\x0d\x0a")
 
 
 def main():
@@ -51,7 +55,7 @@ def main():
     paths = [os.path.join(PCAPS, n) for n in sorted(os.listdir(PCAPS))]
     paths += [os.path.join(tmp, n) for n in sorted(os.listdir(tmp))]
     paths = [p for p in paths if os.path.isfile(p) and os.path.getsize(p) >= 4
-             and is_classic_pcap(p)]
+             and is_mappable(p)]
     print("1..%d" % (len(paths) + 1))
     failed, packets = 0, 0
     for k, path in enumerate(paths, 1):

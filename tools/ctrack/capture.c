@@ -4,7 +4,9 @@
  * file is handed to libpcap as a FILE of its own instead, over a mapping
  * of the file, and while its records are ones libpcap would return
  * unchanged they are read where they lie (pcap_walk): libpcap checks the
- * file header and takes over at the first record that is not plain.
+ * file header and takes over at the first record that is not plain.  A
+ * plain pcapng file is mapped as well, and its blocks are read in place
+ * (ng_map_block) with the same checks and messages as from the stream.
  *
  * The stream layer reads the first bytes to recognise the format and then
  * hands them back, so pipes (standard input) work as well as files.  The
@@ -81,6 +83,9 @@ struct cap_src {
 				 * sections; a mapped pcap's record headers) */
 	uint8_t *blk;
 	uint32_t blk_cap;
+	const uint8_t *bp;      /* the current block: in blk, or in the
+				 * mapping of a plain file (ng_map_block) */
+	uint64_t ng_pos;        /* a mapped pcapng: offset of the next block */
 	struct iface *ifs;
 	uint32_t n_ifs, cap_ifs;
 };
@@ -300,6 +305,13 @@ int cap_open(const char *path, struct cap_src **out, char *err, unsigned errlen)
 
 		s->ng = true;
 		snprintf(s->fmt, sizeof(s->fmt), "pcapng%s", s->gzipped ? ".gz" : "");
+		/* a plain regular file is read where it lies (ng_map_block);
+		 * the stream stays for anything else */
+		if (!s->gzipped && !s->is_stdin && s->size > 0) {
+			s->cookie = mapped_open(fd, s->size);
+			s->map = s->cookie ? mapped_bytes(&s->map_len) : NULL;
+			s->mapped = s->map != NULL;
+		}
 		/* the section header is what makes the file readable at all,
 		 * as the file header is for pcap (libpcap checks it at open) */
 		if (ng_read_block(s, &type, &len) != 1) {
@@ -373,12 +385,78 @@ int cap_open(const char *path, struct cap_src **out, char *err, unsigned errlen)
 
 /* ---- pcapng ---- */
 
+/*
+ * ng_read_block for a plain pcapng file that is mapped: the block where
+ * it lies, with the checks and the messages of the stream path below, so
+ * that a mapped file and the same bytes from a pipe read alike
+ * (tests/cli/test_mapped_equivalence.py); its packets are then handed
+ * out in place (stable), no block copied.
+ */
+static int ng_map_block_at(struct cap_src *s, uint32_t *type, uint32_t *len)
+{
+	uint64_t left = s->map_len - s->ng_pos;
+	const uint8_t *b = s->map + s->ng_pos;
+	uint32_t t, l;
+
+	s->rec_offset = s->ng_pos;
+	if (!left)
+		return 0;
+	if (left < 8)
+		return fail(s, "cut short inside a block header");
+	memcpy(&t, b, 4);
+	if (t == PCAPNG_SHB) {
+		uint32_t bom;
+
+		if (left < 12)
+			return fail(s, "cut short inside a section header");
+		memcpy(&bom, b + 8, 4);
+		if (bom == PCAPNG_BOM)
+			s->swap = false;
+		else if (bom == __builtin_bswap32(PCAPNG_BOM))
+			s->swap = true;
+		else
+			return fail(s, "section header has a bad byte-order magic");
+		l = rd32(s, b + 4);
+		if (l < 28 || l % 4 || l > MAX_BLOCK)
+			return fail(s, "section header has an impossible length");
+		if (left < l)
+			return fail(s, "cut short inside a section header");
+	} else {
+		t = rd32(s, b);
+		l = rd32(s, b + 4);
+		if (l < 12 || l % 4 || l > MAX_BLOCK)
+			return fail(s, "block has an impossible length");
+		if (left < l)
+			return fail(s, "cut short inside a block");
+		if (rd32(s, b + l - 4) != l)
+			return fail(s, "block's trailing length does not match its header");
+	}
+	s->ng_pos += l;
+	s->bp = b;
+	*type = t;
+	*len = l;
+	return 1;
+}
+
+static int ng_map_block(struct cap_src *s, uint32_t *type, uint32_t *len)
+{
+	int r = ng_map_block_at(s, type, len);
+
+	/* zeros stand where a file shrank under us (mapped.h): whatever
+	 * the block looked like, that is what went wrong */
+	if (r != 0 && mapped_shrank())
+		return fail(s, "the file shrank while it was being read");
+	return r;
+}
+
 static int ng_read_block(struct cap_src *s, uint32_t *type, uint32_t *len)
 {
 	uint8_t hdr[8];
 	ssize_t r;
 	uint32_t t, l;
 
+	if (s->mapped)
+		return ng_map_block(s, type, len);
 	s->rec_offset = s->consumed;
 	r = stream_read(s, hdr, 8);
 	if (r == 0)
@@ -414,6 +492,7 @@ static int ng_read_block(struct cap_src *s, uint32_t *type, uint32_t *len)
 		memcpy(s->blk + 8, bom, 4);
 		if (stream_read(s, s->blk + 12, l - 12) != (ssize_t)(l - 12))
 			return fail(s, "cut short inside a section header");
+		s->bp = s->blk;
 		*type = t;
 		*len = l;
 		return 1;
@@ -435,6 +514,7 @@ static int ng_read_block(struct cap_src *s, uint32_t *type, uint32_t *len)
 		return fail(s, "cut short inside a block");
 	if (rd32(s, s->blk + l - 4) != l)
 		return fail(s, "block's trailing length does not match its header");
+	s->bp = s->blk;
 	*type = t;
 	*len = l;
 	return 1;
@@ -442,19 +522,19 @@ static int ng_read_block(struct cap_src *s, uint32_t *type, uint32_t *len)
 
 static void ng_parse_idb(struct cap_src *s, uint32_t len)
 {
-	struct iface f = { .linktype = rd16(s, s->blk + 8), .ts_mul = 1000,
+	struct iface f = { .linktype = rd16(s, s->bp + 8), .ts_mul = 1000,
 			   .ts_div = 1, .ts_offset_s = 0 };
 	uint32_t off = 16;
 
 	/* options: if_tsresol (9), if_tsoffset (14) */
 	while (off + 4 <= len - 4) {
-		uint16_t code = rd16(s, s->blk + off);
-		uint16_t olen = rd16(s, s->blk + off + 2);
+		uint16_t code = rd16(s, s->bp + off);
+		uint16_t olen = rd16(s, s->bp + off + 2);
 
 		if (code == 0 || off + 4 + olen > len - 4)
 			break;
 		if (code == 9 && olen >= 1) {
-			uint8_t r = s->blk[off + 4];
+			uint8_t r = s->bp[off + 4];
 			if (r & 0x80) {
 				unsigned e = r & 0x7f;
 				f.ts_mul = 0;
@@ -473,7 +553,7 @@ static void ng_parse_idb(struct cap_src *s, uint32_t len)
 			}
 		} else if (code == 14 && olen >= 8) {
 			uint64_t v;
-			memcpy(&v, s->blk + off + 4, 8);
+			memcpy(&v, s->bp + off + 4, 8);
 			if (s->swap)
 				v = __builtin_bswap64(v);
 			f.ts_offset_s = (int64_t)v;
@@ -509,6 +589,18 @@ static uint64_t ng_ts(const struct iface *f, uint64_t ticks)
 	return ns + (uint64_t)f->ts_offset_s * 1000000000ull;
 }
 
+/* A packet of the current block is handed out: counted, and from a
+ * mapped file in place (stable until cap_close). */
+static void ng_handed(struct cap_src *s, struct cap_pkt *p)
+{
+	s->record++;
+	if (s->mapped) {
+		p->stable = true;
+		if ((s->record & 1023) == 0)
+			mapped_progress(s->ng_pos);
+	}
+}
+
 static int ng_next(struct cap_src *s, struct cap_pkt *p)
 {
 	for (;;) {
@@ -535,25 +627,25 @@ static int ng_next(struct cap_src *s, struct cap_pkt *p)
 			if (len < 32)
 				return fail(s, "packet block too short");
 			if (type == 6) {
-				ifid = rd32(s, s->blk + 8);
+				ifid = rd32(s, s->bp + 8);
 			} else {
-				ifid = rd16(s, s->blk + 8);
+				ifid = rd16(s, s->bp + 8);
 			}
-			hi = rd32(s, s->blk + 12);
-			lo = rd32(s, s->blk + 16);
-			caplen = rd32(s, s->blk + 20);
-			wire = rd32(s, s->blk + 24);
+			hi = rd32(s, s->bp + 12);
+			lo = rd32(s, s->bp + 16);
+			caplen = rd32(s, s->bp + 20);
+			wire = rd32(s, s->bp + 24);
 			if (caplen > len - 32)
 				return fail(s, "packet block claims more bytes than it holds");
 			if (ifid >= s->n_ifs)
 				return fail(s, "packet refers to an interface that was never described");
-			p->data = s->blk + 28;
+			p->data = s->bp + 28;
 			p->caplen = caplen;
 			p->wirelen = wire < caplen ? caplen : wire;
 			p->ts_ns = ng_ts(&s->ifs[ifid], (uint64_t)hi << 32 | lo);
 			p->linktype = s->ifs[ifid].linktype;
 			p->ifindex = ifid;
-			s->record++;
+			ng_handed(s, p);
 			return 1;
 		}
 		case 3: { /* simple packet: interface 0, no timestamp */
@@ -561,14 +653,14 @@ static int ng_next(struct cap_src *s, struct cap_pkt *p)
 
 			if (len < 16 || s->n_ifs == 0)
 				return fail(s, "simple packet block without interface");
-			wire = rd32(s, s->blk + 8);
-			p->data = s->blk + 12;
+			wire = rd32(s, s->bp + 8);
+			p->data = s->bp + 12;
 			p->caplen = wire < len - 16 ? wire : len - 16;
 			p->wirelen = wire;
 			p->ts_ns = 0;
 			p->linktype = s->ifs[0].linktype;
 			p->ifindex = 0;
-			s->record++;
+			ng_handed(s, p);
 			return 1;
 		}
 		default:
@@ -744,6 +836,8 @@ uint64_t cap_bytes_read(const struct cap_src *s)
 {
 	if (s->walk)
 		return s->rec_offset;
+	if (s->ng && s->mapped)
+		return s->ng_pos;
 	if (s->direct) {
 		off_t o = ftello(s->cookie);
 		return o > 0 ? (uint64_t)o : 0;

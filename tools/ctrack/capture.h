@@ -12,7 +12,8 @@
  * stream under libpcap cost several times libpcap's own reading), over a
  * mapping; the records of a mapped file are read in place for as long as
  * libpcap would return them unchanged, and libpcap reads the rest (see
- * capture.c: its two fread()s a record were a quarter of the work).
+ * capture.c: its two fread()s a record were a quarter of the work).  A
+ * plain pcapng file is mapped too, its blocks read where they lie.
  */
 #ifndef CTRACK_TOOL_CAPTURE_H
 #define CTRACK_TOOL_CAPTURE_H
