@@ -710,7 +710,7 @@ static int pcap_walk(struct cap_src *s, struct cap_pkt *p)
 	p->wirelen = rd32(s, h + 12);
 	if (p->wirelen < incl)
 		p->wirelen = incl;
-	p->ts_ns = (uint64_t)(sec * 1000000000ll) + (uint64_t)frac;
+	p->ts_ns = (uint64_t)(sec * 1000000000LL) + (uint64_t)frac;
 	p->linktype = s->pcap_linktype;
 	p->ifindex = 0;
 	p->stable = true;
