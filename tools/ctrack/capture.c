@@ -385,6 +385,37 @@ int cap_open(const char *path, struct cap_src **out, char *err, unsigned errlen)
 
 /* ---- pcapng ---- */
 
+/* A section header's byte-order magic @bom and length field @lenp (as
+ * they lie in the file): the byte order of the section, and the length.
+ * Returns 0, or -1 with the reason in s->err. */
+static int ng_shb_head(struct cap_src *s, const uint8_t *bom, const uint8_t *lenp,
+		       uint32_t *l)
+{
+	uint32_t b;
+
+	memcpy(&b, bom, 4);
+	if (b == PCAPNG_BOM)
+		s->swap = false;
+	else if (b == __builtin_bswap32(PCAPNG_BOM))
+		s->swap = true;
+	else
+		return fail(s, "section header has a bad byte-order magic");
+	*l = rd32(s, lenp);
+	if (*l < 28 || *l % 4 || *l > MAX_BLOCK)
+		return fail(s, "section header has an impossible length");
+	return 0;
+}
+
+/* Any other block's 8-byte header @hdr: its type and length, checked. */
+static int ng_block_head(struct cap_src *s, const uint8_t *hdr, uint32_t *t, uint32_t *l)
+{
+	*t = rd32(s, hdr);
+	*l = rd32(s, hdr + 4);
+	if (*l < 12 || *l % 4 || *l > MAX_BLOCK)
+		return fail(s, "block has an impossible length");
+	return 0;
+}
+
 /*
  * ng_read_block for a plain pcapng file that is mapped: the block where
  * it lies, with the checks and the messages of the stream path below, so
@@ -405,27 +436,15 @@ static int ng_map_block_at(struct cap_src *s, uint32_t *type, uint32_t *len)
 		return fail(s, "cut short inside a block header");
 	memcpy(&t, b, 4);
 	if (t == PCAPNG_SHB) {
-		uint32_t bom;
-
 		if (left < 12)
 			return fail(s, "cut short inside a section header");
-		memcpy(&bom, b + 8, 4);
-		if (bom == PCAPNG_BOM)
-			s->swap = false;
-		else if (bom == __builtin_bswap32(PCAPNG_BOM))
-			s->swap = true;
-		else
-			return fail(s, "section header has a bad byte-order magic");
-		l = rd32(s, b + 4);
-		if (l < 28 || l % 4 || l > MAX_BLOCK)
-			return fail(s, "section header has an impossible length");
+		if (ng_shb_head(s, b + 8, b + 4, &l) < 0)
+			return -1;
 		if (left < l)
 			return fail(s, "cut short inside a section header");
 	} else {
-		t = rd32(s, b);
-		l = rd32(s, b + 4);
-		if (l < 12 || l % 4 || l > MAX_BLOCK)
-			return fail(s, "block has an impossible length");
+		if (ng_block_head(s, b, &t, &l) < 0)
+			return -1;
 		if (left < l)
 			return fail(s, "cut short inside a block");
 		if (rd32(s, b + l - 4) != l)
@@ -467,20 +486,11 @@ static int ng_read_block(struct cap_src *s, uint32_t *type, uint32_t *len)
 	if (t == PCAPNG_SHB) {
 		/* a section header sets the byte order for what follows */
 		uint8_t bom[4];
-		uint32_t b;
 
 		if (stream_read(s, bom, 4) != 4)
 			return fail(s, "cut short inside a section header");
-		memcpy(&b, bom, 4);
-		if (b == PCAPNG_BOM)
-			s->swap = false;
-		else if (b == __builtin_bswap32(PCAPNG_BOM))
-			s->swap = true;
-		else
-			return fail(s, "section header has a bad byte-order magic");
-		l = rd32(s, hdr + 4);
-		if (l < 28 || l % 4 || l > MAX_BLOCK)
-			return fail(s, "section header has an impossible length");
+		if (ng_shb_head(s, bom, hdr + 4, &l) < 0)
+			return -1;
 		if (s->blk_cap < l) {
 			uint8_t *nb = realloc(s->blk, l);
 			if (!nb)
@@ -497,10 +507,8 @@ static int ng_read_block(struct cap_src *s, uint32_t *type, uint32_t *len)
 		*len = l;
 		return 1;
 	}
-	t = rd32(s, hdr);
-	l = rd32(s, hdr + 4);
-	if (l < 12 || l % 4 || l > MAX_BLOCK)
-		return fail(s, "block has an impossible length");
+	if (ng_block_head(s, hdr, &t, &l) < 0)
+		return -1;
 	if (s->blk_cap < l) {
 		uint8_t *nb = realloc(s->blk, l);
 		if (!nb)
