@@ -131,6 +131,18 @@ def main():
         pcap_record(udp_frame(payload=b'x' * 200), ts=1100) +
         b''.join(pcap_record(udp_frame(sport=3000 + i, payload=b'y' * 10), ts=1101 + i)
                  for i in range(5)))
+    # Linux cooked captures (SLL, `tcpdump -i any`): in our byte order the
+    # mapped reader hands their frames out in place; in the other order
+    # libpcap may rewrite a SocketCAN id behind the header, so they go
+    # through libpcap (a CAN frame among IPv4 ones in both)
+    ip = [udp_frame(sport=7000 + i)[14:] for i in range(4)]
+    sll = [struct.pack('>HHH8sH', 0, 1, 6, b'\x02' * 6 + b'\0\0', 0x0800) + f for f in ip]
+    sll.append(struct.pack('>HHH8sH', 1, 280, 0, b'\0' * 8, 0x000c) + struct.pack('<I', 0x123) + b'\x08' + b'\0' * 11)
+    files['sll-native.pcap'] = pcap_header(linktype=113) + b''.join(
+        pcap_record(f, ts=1000 + i) for i, f in enumerate(sll))
+    files['sll-big-endian.pcap'] = (struct.pack('>IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 65535, 113) +
+                                    b''.join(struct.pack('>IIII', 1000 + i, 0, len(f), len(f)) + f
+                                             for i, f in enumerate(sll)))
     files['big-endian-cut.pcap'] = (struct.pack('>IHHiIII', 0xa1b2c3d4, 2, 4, 0, 0, 65535, 1) +
                                     struct.pack('>IIII', 1000, 0, len(GOOD), len(GOOD)) + GOOD +
                                     struct.pack('>IIII', 1001, 0, 4000000, 4000000) + b'\0' * 100)

@@ -7,7 +7,8 @@
  * the packets handed out point into the file's bytes, in order, and stay
  * valid until the file is closed (cap_pkt.stable); a file that shrinks
  * while it is read ends with "the file shrank while it was being read",
- * not with SIGBUS and not with a message about a damaged block.  (That
+ * not with SIGBUS and not with a message about a damaged block; frames
+ * of link types libpcap may rewrite are not handed out in place.  (That
  * the mapped path and the stream path say the same about every capture of
  * the corpus and every crafted one is tests/cli/test_mapped_equivalence.py.)
  */
@@ -17,6 +18,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,6 +180,60 @@ static void test_pcapng_that_shrinks_under_the_reader_says_so(void **state)
 	stops_when_shrunk(write_pcapng);
 }
 
+/* A one-record pcap of link type @dlt in our byte order or the other. */
+static int write_one(char *path, size_t len, uint32_t dlt, bool swapped)
+{
+	uint32_t fh[6] = { 0xa1b2c3d4u, 2 | 4u << 16, 0, 0, 65535, dlt };
+	uint32_t rh[4] = { 1000, 0, PKT_LEN, PKT_LEN };
+	uint8_t pkt[PKT_LEN];
+	int fd = tmp_file(path, len);
+
+	if (swapped) {
+		for (int i = 0; i < 6; i++)
+			fh[i] = __builtin_bswap32(fh[i]);
+		fh[1] = 2u << 8 | 4u << 24;   /* two 16-bit fields, each swapped */
+		for (int i = 0; i < 4; i++)
+			rh[i] = __builtin_bswap32(rh[i]);
+	}
+	fill(pkt, 0);
+	put(fd, fh, sizeof(fh));
+	put(fd, rh, sizeof(rh));
+	put(fd, pkt, PKT_LEN);
+	return fd;
+}
+
+static bool first_is_stable(uint32_t dlt, bool swapped)
+{
+	char path[64], err[256];
+	struct cap_src *s;
+	struct cap_pkt p;
+	int fd = write_one(path, sizeof(path), dlt, swapped);
+	bool stable;
+
+	assert_int_equal(cap_open(path, &s, err, sizeof(err)), 0);
+	assert_int_equal(cap_next(s, &p), 1);
+	assert_int_equal(p.caplen, PKT_LEN);
+	stable = p.stable;
+	cap_close(s);
+	close(fd);
+	unlink(path);
+	return stable;
+}
+
+/* Linux cooked captures are handed out in place only in our byte order:
+ * in the other, libpcap byte-swaps a SocketCAN id behind the header. */
+static void test_linux_cooked_frames_in_place_only_in_our_byte_order(void **state)
+{
+	(void)state;
+	assert_true(first_is_stable(1, false));      /* Ethernet */
+	assert_true(first_is_stable(1, true));
+	assert_true(first_is_stable(113, false));    /* SLL */
+	assert_false(first_is_stable(113, true));
+	assert_true(first_is_stable(276, false));    /* SLL2 */
+	assert_false(first_is_stable(276, true));
+	assert_false(first_is_stable(189, false));   /* USB: always rewritten */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -185,6 +241,7 @@ int main(void)
 		cmocka_unit_test(test_pcapng_blocks_are_handed_out_in_place),
 		cmocka_unit_test(test_pcap_that_shrinks_under_the_reader_says_so),
 		cmocka_unit_test(test_pcapng_that_shrinks_under_the_reader_says_so),
+		cmocka_unit_test(test_linux_cooked_frames_in_place_only_in_our_byte_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

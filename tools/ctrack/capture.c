@@ -157,9 +157,12 @@ static FILE *direct_file(int fd, char **buf)
 	return f;
 }
 
-/* Link types whose frames libpcap hands out as they are in the file
- * (pcap_post_process rewrites SLL, SLL2, USB and NFLOG headers). */
-static bool zero_copy_linktype(int dlt)
+/* Link types whose frames libpcap hands out as they are in the file.
+ * pcap_post_process rewrites USB headers always, and NFLOG's and the
+ * SocketCAN id behind an SLL or SLL2 header when the file's byte order
+ * is not ours (@swapped); a Linux cooked capture (`tcpdump -i any`)
+ * written in our byte order comes out unchanged. */
+static bool zero_copy_linktype(int dlt, bool swapped)
 {
 	switch (dlt) {
 	case DLT_EN10MB:
@@ -169,6 +172,9 @@ static bool zero_copy_linktype(int dlt)
 	case DLT_NULL:
 	case DLT_LOOP:
 		return true;
+	case DLT_LINUX_SLL:
+	case DLT_LINUX_SLL2:
+		return !swapped;
 	default:
 		return false;
 	}
@@ -363,7 +369,7 @@ int cap_open(const char *path, struct cap_src **out, char *err, unsigned errlen)
 		if (s->mapped) {
 			s->map = mapped_bytes(&s->map_len);
 			s->swap = pcap_is_swapped(s->pcap) == 1;
-			s->zc = s->map && zero_copy_linktype(s->pcap_linktype);
+			s->zc = s->map && zero_copy_linktype(s->pcap_linktype, s->swap);
 			/* version 2.4, the one whose record header libpcap
 			 * reads as it is (older ones may swap the lengths) */
 			s->walk = s->zc && s->map_len >= 24 && rd16(s, s->map + 4) == 2 &&
