@@ -220,8 +220,8 @@ static bool first_is_stable(uint32_t dlt, bool swapped)
 	return stable;
 }
 
-/* Linux cooked captures are handed out in place only in our byte order:
- * in the other, libpcap byte-swaps a SocketCAN id behind the header. */
+/* Linux cooked and NFLOG captures are handed out in place only in our
+ * byte order: in the other, libpcap byte-swaps parts of their headers. */
 static void test_linux_cooked_frames_in_place_only_in_our_byte_order(void **state)
 {
 	(void)state;
@@ -231,6 +231,8 @@ static void test_linux_cooked_frames_in_place_only_in_our_byte_order(void **stat
 	assert_false(first_is_stable(113, true));
 	assert_true(first_is_stable(276, false));    /* SLL2 */
 	assert_false(first_is_stable(276, true));
+	assert_true(first_is_stable(239, false));    /* NFLOG */
+	assert_false(first_is_stable(239, true));
 	assert_false(first_is_stable(189, false));   /* USB: always rewritten */
 }
 

@@ -160,8 +160,8 @@ static FILE *direct_file(int fd, char **buf)
 /* Link types whose frames libpcap hands out as they are in the file.
  * pcap_post_process rewrites USB headers always, and NFLOG's and the
  * SocketCAN id behind an SLL or SLL2 header when the file's byte order
- * is not ours (@swapped); a Linux cooked capture (`tcpdump -i any`)
- * written in our byte order comes out unchanged. */
+ * is not ours (@swapped); a Linux cooked capture (`tcpdump -i any`) or
+ * an NFLOG one written in our byte order comes out unchanged. */
 static bool zero_copy_linktype(int dlt, bool swapped)
 {
 	switch (dlt) {
@@ -174,6 +174,7 @@ static bool zero_copy_linktype(int dlt, bool swapped)
 		return true;
 	case DLT_LINUX_SLL:
 	case DLT_LINUX_SLL2:
+	case DLT_NFLOG:
 		return !swapped;
 	default:
 		return false;
