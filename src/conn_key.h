@@ -35,20 +35,12 @@ static inline size_t ct_conn_key_extra(uint8_t l3)
 
 /* Offset of extension @ext (a CT_EXT_* bit, or CT_EXT_END) inside an
  * entry: after the core, the protocol's private area and the extensions
- * the entry has before it, in bit order (acct, tstamp, labels).  With a
- * constant @ext the tests of the later extensions fold away. */
+ * the entry has before it, in bit order (acct, tstamp, labels;
+ * ct_ext_size).  For acct, the first, nothing is added. */
 static inline size_t ct_conn_ext_off(const struct ct_conn *c, unsigned ext)
 {
-	size_t off = sizeof(struct ct_conn) + ct_proto_by_index(c->proto)->priv_size;
-	unsigned before = c->ext & (ext - 1);
-
-	if (before & CT_EXT_ACCT)
-		off += sizeof(struct ct_ext_acct);
-	if (before & CT_EXT_TSTAMP)
-		off += sizeof(struct ct_ext_tstamp);
-	if (before & CT_EXT_LABELS)
-		off += sizeof(struct ct_ext_labels);
-	return off;
+	return sizeof(struct ct_conn) + ct_proto_by_index(c->proto)->priv_size +
+	       ct_ext_size(c->ext & (ext - 1));
 }
 
 /* Where an IPv6 entry's 24 other address bytes are: after the

@@ -217,14 +217,9 @@ static inline struct ct_row *ct_table_lock_row(struct ct_table *t, uint64_t hash
  * family-@l3 key (conn_key.h), rounded to 8 (inline: every creation asks). */
 static inline size_t ct_conn_obj_size(uint8_t l3, uint8_t priv_size, unsigned ext)
 {
-	size_t sz = sizeof(struct ct_conn) + priv_size + ct_conn_key_extra(l3);
+	size_t sz = sizeof(struct ct_conn) + priv_size + ct_conn_key_extra(l3) +
+		    ct_ext_size(ext);
 
-	if (ext & CT_EXT_ACCT)
-		sz += sizeof(struct ct_ext_acct);
-	if (ext & CT_EXT_TSTAMP)
-		sz += sizeof(struct ct_ext_tstamp);
-	if (ext & CT_EXT_LABELS)
-		sz += sizeof(struct ct_ext_labels);
 	return (sz + 7) & ~(size_t)7;
 }
 
