@@ -99,6 +99,13 @@ static int write_pcapng(char *path, size_t len, size_t *offs)
 	return fd;
 }
 
+static void done(struct cap_src *s, int fd, const char *path)
+{
+	cap_close(s);
+	close(fd);
+	unlink(path);
+}
+
 /* Every packet comes out in place and in order, and all of them are
  * still intact once the whole file has been read. */
 static void reads_in_place(int (*writer)(char *, size_t, size_t *))
@@ -125,9 +132,7 @@ static void reads_in_place(int (*writer)(char *, size_t, size_t *))
 		fill(want, i);
 		assert_memory_equal(data[i], want, PKT_LEN);
 	}
-	cap_close(s);
-	close(fd);
-	unlink(path);
+	done(s, fd, path);
 }
 
 static void test_pcap_records_are_handed_out_in_place(void **state)
@@ -163,9 +168,7 @@ static void stops_when_shrunk(int (*writer)(char *, size_t, size_t *))
 	assert_string_equal(cap_error(s), "the file shrank while it was being read");
 	/* the packets wholly inside the first two pages came out */
 	assert_true(n >= 3 && n < N_PKT);
-	cap_close(s);
-	close(fd);
-	unlink(path);
+	done(s, fd, path);
 }
 
 static void test_pcap_that_shrinks_under_the_reader_says_so(void **state)
@@ -214,9 +217,7 @@ static bool first_is_stable(uint32_t dlt, bool swapped)
 	assert_int_equal(cap_next(s, &p), 1);
 	assert_int_equal(p.caplen, PKT_LEN);
 	stable = p.stable;
-	cap_close(s);
-	close(fd);
-	unlink(path);
+	done(s, fd, path);
 	return stable;
 }
 
