@@ -221,6 +221,22 @@ static int fail(struct cap_src *s, const char *what)
 	return -1;
 }
 
+/* A mapped file got shorter while it was read: zeros stand where it was
+ * (mapped.h), whatever the reader made of them. */
+static int fail_shrank(struct cap_src *s)
+{
+	return fail(s, "the file shrank while it was being read");
+}
+
+/* One more packet handed out, the reader now at byte @pos: a mapped
+ * file's pages behind it are let go now and then (mapped_progress). */
+static void counted(struct cap_src *s, uint64_t pos)
+{
+	s->record++;
+	if (s->mapped && (s->record & 1023) == 0)
+		mapped_progress(pos);
+}
+
 /* The end of the input: clean, or a gzip stream cut short or damaged
  * there (which the container format alone would not show when the cut
  * falls between two records).  Returns 0 or -1 as cap_next does. */
@@ -471,7 +487,7 @@ static int ng_map_block(struct cap_src *s, uint32_t *type, uint32_t *len)
 	/* zeros stand where a file shrank under us (mapped.h): whatever
 	 * the block looked like, that is what went wrong */
 	if (r != 0 && mapped_shrank())
-		return fail(s, "the file shrank while it was being read");
+		return fail_shrank(s);
 	return r;
 }
 
@@ -608,12 +624,8 @@ static uint64_t ng_ts(const struct iface *f, uint64_t ticks)
  * mapped file in place (stable until cap_close). */
 static void ng_handed(struct cap_src *s, struct cap_pkt *p)
 {
-	s->record++;
-	if (s->mapped) {
-		p->stable = true;
-		if ((s->record & 1023) == 0)
-			mapped_progress(s->ng_pos);
-	}
+	p->stable = s->mapped;
+	counted(s, s->ng_pos);
 }
 
 static int ng_next(struct cap_src *s, struct cap_pkt *p)
@@ -729,22 +741,18 @@ static int pcap_walk(struct cap_src *s, struct cap_pkt *p)
 	p->linktype = s->pcap_linktype;
 	p->ifindex = 0;
 	p->stable = true;
-	if (mapped_shrank()) {
-		snprintf(s->err, sizeof(s->err), "the file shrank while it was being read");
-		return -1;
-	}
-	s->record++;
+	if (mapped_shrank())
+		return fail_shrank(s);
 	s->rec_offset += 16 + (uint64_t)incl;
-	if ((s->record & 1023) == 0)
-		mapped_progress(s->rec_offset);
+	counted(s, s->rec_offset);
 	return 1;
 }
 
-/* Bring libpcap's stream from the end of the file header to s->rec_offset, where the
- * walk stopped, by reading (a seek would refill the stream's buffer,
- * which is the mapping, from the new offset: over the bytes handed out).
- * Reached only at an irregular record, so the copy is what libpcap would
- * have made anyway. */
+/* Bring libpcap's stream from the end of the file header to
+ * s->rec_offset, where the walk stopped, by reading (a seek would refill
+ * the stream's buffer, which is the mapping, from the new offset: over
+ * the bytes handed out).  Reached only at an irregular record, so the
+ * copy is what libpcap would have made anyway. */
 static int pcap_walk_stop(struct cap_src *s)
 {
 	static char sink[65536];
@@ -754,12 +762,8 @@ static int pcap_walk_stop(struct cap_src *s)
 	while (n) {
 		size_t k = n < sizeof(sink) ? (size_t)n : sizeof(sink);
 
-		if (fread(sink, 1, k, s->cookie) != k) {
-			snprintf(s->err, sizeof(s->err), "%s",
-				 mapped_shrank() ? "the file shrank while it was being read"
-						 : "cannot read the file");
-			return -1;
-		}
+		if (fread(sink, 1, k, s->cookie) != k)
+			return mapped_shrank() ? fail_shrank(s) : fail(s, "cannot read the file");
 		n -= k;
 	}
 	return 0;
@@ -790,29 +794,20 @@ static int pcap_next_pkt(struct cap_src *s, struct cap_pkt *p)
 		p->ifindex = 0;
 		/* a mapped file: zeros stand where it shrank, from this
 		 * record on (cap_where names it) */
-		if (s->mapped && mapped_shrank()) {
-			snprintf(s->err, sizeof(s->err),
-				 "the file shrank while it was being read");
-			return -1;
-		}
-		s->record++;
+		if (s->mapped && mapped_shrank())
+			return fail_shrank(s);
+		if (s->zc)
+			zero_copy(s, p, s->rec_offset);
 		s->rec_offset += 16 + (uint64_t)h->caplen; /* next record's header */
-		if (s->mapped) {
-			if (s->zc)
-				zero_copy(s, p, s->rec_offset - 16 - h->caplen);
-			if ((s->record & 1023) == 0)
-				mapped_progress(s->rec_offset);
-		}
+		counted(s, s->rec_offset);
 		return 1;
 	}
 	if (r == PCAP_ERROR_BREAK)
 		return at_end(s);
 	if (s->gz_bad)
 		return at_end(s);    /* zlib's reason, not libpcap's short read */
-	if (s->mapped && mapped_shrank()) {
-		snprintf(s->err, sizeof(s->err), "the file shrank while it was being read");
-		return -1;
-	}
+	if (s->mapped && mapped_shrank())
+		return fail_shrank(s);
 	snprintf(s->err, sizeof(s->err), "%s", pcap_geterr(s->pcap));
 	if (!s->err[0] || !strcmp(s->err, "No error"))
 		return at_end(s);
