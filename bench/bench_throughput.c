@@ -308,28 +308,40 @@ static void alternate_collector(struct shared *sh, unsigned threads)
 	atomic_store(&sh->gc_on, 0);
 }
 
+/* The burst times (us) of every worker, or with @state >= 0 only those
+ * of the bursts filed under it (worker.lat_gc); *@n of them.  NULL (and
+ * *@n 0) if there are none or no memory. */
+static double *lat_us(const struct worker *w, unsigned threads, int state, size_t *n)
+{
+	size_t k = 0;
+	double *v;
+
+	*n = 0;
+	for (unsigned i = 0; i < threads; i++)
+		for (size_t j = 0; j < w[i].n_lat; j++)
+			*n += state < 0 || w[i].lat_gc[j] == state;
+	v = *n ? malloc(*n * sizeof(*v)) : NULL;
+	if (!v) {
+		*n = 0;
+		return NULL;
+	}
+	for (unsigned i = 0; i < threads; i++)
+		for (size_t j = 0; j < w[i].n_lat; j++)
+			if (state < 0 || w[i].lat_gc[j] == state)
+				v[k++] = (double)w[i].lat[j] / 1000.0;
+	return v;
+}
+
 /* The @pct percentile of the bursts filed under @state (in us); 0 if
  * there are none. */
 static double lat_percentile_in(const struct worker *w, unsigned threads, uint8_t state,
 				double pct, size_t *count)
 {
-	size_t n = 0, k = 0;
-	double *v, r;
+	double *v = lat_us(w, threads, state, count), r;
 
-	for (unsigned i = 0; i < threads; i++)
-		for (size_t j = 0; j < w[i].n_lat; j++)
-			n += w[i].lat_gc[j] == state;
-	*count = n;
-	if (!n)
-		return 0;
-	v = malloc(n * sizeof(*v));
 	if (!v)
 		return 0;
-	for (unsigned i = 0; i < threads; i++)
-		for (size_t j = 0; j < w[i].n_lat; j++)
-			if (w[i].lat_gc[j] == state)
-				v[k++] = (double)w[i].lat[j] / 1000.0;
-	r = bu_percentile(v, n, pct);
+	r = bu_percentile(v, *count, pct);
 	free(v);
 	return r;
 }
@@ -340,7 +352,8 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 	struct worker *w = calloc(vr->threads, sizeof(*w));
 	struct ct_gc_policy pol;
 	uint64_t proc0, wall0, wall, gc_cpu = 0, tot_pkts = 0, tot_conns = 0, bad = 0;
-	uint64_t worker_cpu = 0, n_lat = 0;
+	uint64_t worker_cpu = 0;
+	size_t n_lat;
 	double mpps_sum = 0, mpps_min = 1e18, mpps_wall_sum = 0, parse_ns = 0;
 	double track_ns = 0, *lat;
 	char name[128], fl[32], key[96];
@@ -405,17 +418,12 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 		worker_cpu += w[i].cpu_ns;
 		parse_ns += (double)w[i].parse_ns;
 		track_ns += (double)w[i].track_ns;
-		n_lat += w[i].n_lat;
 	}
 	/* the main thread only waited: the rest of the process is the
 	 * collector (and liburcu's helper threads) */
 	gc_cpu = bu_proc_cpu_ns() - proc0;
 	gc_cpu = gc_cpu > worker_cpu ? gc_cpu - worker_cpu : 0;
-	lat = malloc(n_lat * sizeof(*lat));
-	n_lat = 0;
-	for (unsigned i = 0; i < vr->threads; i++)
-		for (size_t k = 0; k < w[i].n_lat; k++)
-			lat[n_lat++] = (double)w[i].lat[k] / 1000.0;
+	lat = lat_us(w, vr->threads, -1, &n_lat);
 
 	flows_label(fl, sizeof(fl), sh->flows);
 	snprintf(name, sizeof(name), "%s-%s%s-%ut-gc-%s%s", work_name[vr->work], fl,
