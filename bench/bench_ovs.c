@@ -395,6 +395,10 @@ struct ovsb_row {
 	const char *ctrack_cmd;
 	const char *params;        /* JSON fragment, without braces */
 	const char *peer;          /* the peer's name in keys; NULL = "ovs" */
+	/* the lowest and highest ratio of one pair of alternating runs (0 =
+	 * not kept): how far one run's comparison may stray from the
+	 * median's on this machine */
+	double run_ratio_min, run_ratio_max;
 };
 
 static double row_ratio(const struct ovsb_row *r)
@@ -402,6 +406,25 @@ static double row_ratio(const struct ovsb_row *r)
 	if (r->ovs <= 0 || r->ctrack <= 0)
 		return 0;
 	return r->higher_better ? r->ctrack / r->ovs : r->ovs / r->ctrack;
+}
+
+/* Set @r's run_ratio_min/max from @runs pairs of figures, the peer's
+ * @o[k] and ctrack's @c[k] measured one after the other. */
+static void run_ratio_range(struct ovsb_row *r, const double *o, const double *c,
+			    unsigned runs)
+{
+	for (unsigned k = 0; k < runs; k++) {
+		struct ovsb_row one = *r;
+		double x;
+
+		one.ovs = o[k];
+		one.ctrack = c[k];
+		x = row_ratio(&one);
+		if (k == 0 || x < r->run_ratio_min)
+			r->run_ratio_min = x;
+		if (k == 0 || x > r->run_ratio_max)
+			r->run_ratio_max = x;
+	}
 }
 
 static void json_str(const char *s)
@@ -429,6 +452,9 @@ static void report(const struct ovsb_env *e, const struct ovsb_row *r)
 		if (r->target > 0)
 			printf("\"target\":%.1f,\"met\":%s,", r->target,
 			       ratio >= r->target ? "true" : "false");
+		if (r->run_ratio_max > 0)
+			printf("\"run_ratio_min\":%.3f,\"run_ratio_max\":%.3f,",
+			       r->run_ratio_min, r->run_ratio_max);
 		printf("\"runs\":%u,\"%s_cmd\":", r->runs, peer);
 		json_str(r->ovs_cmd);
 		printf(",\"ctrack_cmd\":");
@@ -440,7 +466,11 @@ static void report(const struct ovsb_env *e, const struct ovsb_row *r)
 		if (r->target > 0)
 			printf("  (target %.0fx: %s)", r->target,
 			       ratio >= r->target ? "met" : "MISSED");
-		printf("  median of %u\n        {%s}\n", r->runs, r->params ? r->params : "");
+		printf("  median of %u", r->runs);
+		if (r->run_ratio_max > 0)
+			printf(" (one run's ratio %.2f-%.2fx)", r->run_ratio_min,
+			       r->run_ratio_max);
+		printf("\n        {%s}\n", r->params ? r->params : "");
 		printf("        %s: %s\n        ctrack: %s\n", peer, r->ovs_cmd, r->ctrack_cmd);
 	}
 	fflush(stdout);
@@ -654,9 +684,12 @@ static void wl_bench(const struct ovsb_env *e, unsigned threads, bool change,
 		 "\"timed\":\"process cpu / threads\",\"ovs_wall_mpps\":%.4f,"
 		 "\"ctrack_wall_mpps\":%.4f", threads, pkts, c.batch, change,
 		 median(ow, runs), median(cw, runs));
-	report(e, &(struct ovsb_row){ "bench", change ? "benchmark-change" : "benchmark",
+	struct ovsb_row row = { "bench", change ? "benchmark-change" : "benchmark",
 		"mpps", true, median(om, runs), median(cm, runs), change ? 0 : 3.0, runs,
-		ocmd, ccmd, params, "ovs" });
+		ocmd, ccmd, params, "ovs", 0, 0 };
+
+	run_ratio_range(&row, om, cm, runs);
+	report(e, &row);
 }
 
 /* ------------------------------------------ workload 2: large tables */
@@ -876,9 +909,12 @@ static void wl_large(const struct ovsb_env *e, uint32_t n, size_t l)
 		else
 			snprintf(params, sizeof(params), "\"conns\":%u,\"lookups\":%zu,"
 				 "\"batch\":32,\"measured\":\"rss delta\"", n, l);
-		report(e, &(struct ovsb_row){ "large", m[i].metric, m[i].unit,
+		struct ovsb_row row = { "large", m[i].metric, m[i].unit,
 			m[i].higher_better, median(ov[i], runs), median(cv[i], runs),
-			target, runs, ocmd, ccmd, params, "ovs" });
+			target, runs, ocmd, ccmd, params, "ovs", 0, 0 };
+
+		run_ratio_range(&row, ov[i], cv[i], runs);
+		report(e, &row);
 	}
 }
 
@@ -1109,16 +1145,16 @@ static void pc_report(const struct ovsb_env *e, const char *path, const char *na
 		fprintf(stderr, "ctrack-bench: warning: OVS reported on %ld of the %ld "
 			"packets of %s: its rate below is overstated\n", seen, pkts, path);
 	report(e, &(struct ovsb_row){ "pcap", "capture-batch1", "mpps", true,
-		mp / t->ovs1, mp / t->ct, 3.0, t->runs, o1, cc, params, "ovs" });
+		mp / t->ovs1, mp / t->ct, 3.0, t->runs, o1, cc, params, "ovs", 0, 0 });
 	report(e, &(struct ovsb_row){ "pcap", "capture-batch32", "mpps", true,
-		mp / t->ovs32, mp / t->ct, 3.0, t->runs, o32, cc, params, "ovs" });
+		mp / t->ovs32, mp / t->ct, 3.0, t->runs, o32, cc, params, "ovs", 0, 0 });
 	if (t->ovs1 > empty->ovs1 && t->ct > empty->ct && t->ovs32 > empty->ovs32) {
 		report(e, &(struct ovsb_row){ "pcap", "capture-batch1-net", "mpps", true,
 			mp / (t->ovs1 - empty->ovs1), mp / (t->ct - empty->ct), 3.0,
-			t->runs, o1, cc, params, "ovs" });
+			t->runs, o1, cc, params, "ovs", 0, 0 });
 		report(e, &(struct ovsb_row){ "pcap", "capture-batch32-net", "mpps", true,
 			mp / (t->ovs32 - empty->ovs32), mp / (t->ct - empty->ct), 3.0,
-			t->runs, o32, cc, params, "ovs" });
+			t->runs, o32, cc, params, "ovs", 0, 0 });
 	}
 }
 
@@ -1566,7 +1602,7 @@ static void wl_kernel(const struct ovsb_env *e, const uint32_t *sizes, unsigned 
 			 "ct_parse_frame + ct_process_burst of 32 (wall)", e->build);
 		snprintf(nparams, sizeof(nparams), "%s,\"timed\":\"wall\"", params);
 		report(e, &(struct ovsb_row){ "kernel", "new-conn-cost", "ns_per_conn", false,
-			median(kn, runs), median(cn, runs), 0, runs, kcmd, ccmd, nparams, "kernel" });
+			median(kn, runs), median(cn, runs), 0, runs, kcmd, ccmd, nparams, "kernel", 0, 0 });
 		snprintf(lparams, sizeof(lparams), "%s,\"timed\":\"cpu (conntrack process incl. "
 			 "its syscalls; ctrack thread)\",\"kernel_list_wall_ms\":%.3f,"
 			 "\"ctrack_list_wall_ms\":%.3f,\"kernel_flush_wall_ms\":%.3f,"
@@ -1576,12 +1612,12 @@ static void wl_kernel(const struct ovsb_env *e, const uint32_t *sizes, unsigned 
 		snprintf(ccmd, sizeof(ccmd), "%s/bench/ctrack-bench ovs kernel: ct_table_dump, "
 			 "one conntrack-style text line per entry into /dev/null", e->build);
 		report(e, &(struct ovsb_row){ "kernel", "list", "ms", false,
-			median(kl, runs), median(cl, runs), 0, runs, kcmd, ccmd, lparams, "kernel" });
+			median(kl, runs), median(cl, runs), 0, runs, kcmd, ccmd, lparams, "kernel", 0, 0 });
 		snprintf(kcmd, sizeof(kcmd), "ip netns exec %s conntrack -F", nsr);
 		snprintf(ccmd, sizeof(ccmd), "%s/bench/ctrack-bench ovs kernel: ct_table_flush(all)",
 			 e->build);
 		report(e, &(struct ovsb_row){ "kernel", "flush", "ms", false,
-			median(kf, runs), median(cf, runs), 0, runs, kcmd, ccmd, lparams, "kernel" });
+			median(kf, runs), median(cf, runs), 0, runs, kcmd, ccmd, lparams, "kernel", 0, 0 });
 	}
 	snprintf(cmd, sizeof(cmd), "sh '%s' down %s", script, prefix);
 	if (system(cmd))
@@ -1661,11 +1697,11 @@ static void wl_flows(const struct ovsb_env *e, uint32_t synth_conns)
 		if (have_sf)
 			report(e, &(struct ovsb_row){ "flows", "capture-to-flows", "mpps", true,
 				pkts / median(ts, runs) / 1e6, pkts / median(tc, runs) / 1e6, 0,
-				runs, scmd, ccmd, params, "softflowd" });
+				runs, scmd, ccmd, params, "softflowd", 0, 0 });
 		if (have_nf)
 			report(e, &(struct ovsb_row){ "flows", "capture-to-flows", "mpps", true,
 				pkts / median(tn, runs) / 1e6, pkts / median(tc, runs) / 1e6, 0,
-				runs, ncmd, ccmd, params, "nfpcapd" });
+				runs, ncmd, ccmd, params, "nfpcapd", 0, 0 });
 	}
 }
 
@@ -1677,8 +1713,7 @@ static void usage(void)
 		"usage: ctrack-bench ovs [--json] [WORKLOAD...] [OPTIONS]\n"
 		"workloads: bench large pcap kernel flows (default: all)\n"
 		"options:\n"
-		"  --repeat N        alternating runs per comparison (median; default 5,\n"
-		"                    3 for large)\n"
+		"  --repeat N        alternating runs per comparison (median; default 5)\n"
 		"  --pkts N          packets per thread for bench (default 4000000)\n"
 		"  --sizes A,B,...   flows for large (default 100000,1000000,3000000)\n"
 		"  --ksizes A,B,...  table sizes for kernel (default 100000,250000; the\n"
@@ -1784,7 +1819,7 @@ int bench_ovs(const struct bench_args *a)
 	if (do_large) {
 		int keep = e.repeat;
 
-		e.repeat = keep ? keep : (e.quick ? 1 : 3);
+		e.repeat = keep ? keep : (e.quick ? 1 : 5);
 		for (unsigned i = 0; i < nsizes; i++)
 			wl_large(&e, sizes[i], sizes[i] > 2000000 ? sizes[i] : 2000000);
 		e.repeat = keep;
