@@ -1053,6 +1053,9 @@ struct pc_times {
 	double ovs1, ovs32, ct;            /* cpu */
 	double ovs1_w, ovs32_w, ct_w;      /* wall */
 	unsigned runs;
+	/* one run's ratio (OVS's CPU time over ctrack's), lowest and highest,
+	 * against OVS with batches of 1 and of 32 */
+	double r1_min, r1_max, r32_min, r32_max;
 };
 
 static int pc_time(const struct ovsb_env *e, const char *path, struct pc_times *out)
@@ -1090,6 +1093,18 @@ static int pc_time(const struct ovsb_env *e, const char *path, struct pc_times *
 	out->ovs1_w = median(o1w, runs);
 	out->ovs32_w = median(o32w, runs);
 	out->ct_w = median(ctw, runs);
+	for (unsigned k = 0; k < runs; k++) {
+		double r1 = o1[k] / ct[k], r32 = o32[k] / ct[k];
+
+		if (k == 0 || r1 < out->r1_min)
+			out->r1_min = r1;
+		if (k == 0 || r1 > out->r1_max)
+			out->r1_max = r1;
+		if (k == 0 || r32 < out->r32_min)
+			out->r32_min = r32;
+		if (k == 0 || r32 > out->r32_max)
+			out->r32_max = r32;
+	}
 	return runs ? 0 : -1;
 }
 
@@ -1145,9 +1160,11 @@ static void pc_report(const struct ovsb_env *e, const char *path, const char *na
 		fprintf(stderr, "ctrack-bench: warning: OVS reported on %ld of the %ld "
 			"packets of %s: its rate below is overstated\n", seen, pkts, path);
 	report(e, &(struct ovsb_row){ "pcap", "capture-batch1", "mpps", true,
-		mp / t->ovs1, mp / t->ct, 3.0, t->runs, o1, cc, params, "ovs", 0, 0 });
+		mp / t->ovs1, mp / t->ct, 3.0, t->runs, o1, cc, params, "ovs",
+		t->r1_min, t->r1_max });
 	report(e, &(struct ovsb_row){ "pcap", "capture-batch32", "mpps", true,
-		mp / t->ovs32, mp / t->ct, 3.0, t->runs, o32, cc, params, "ovs", 0, 0 });
+		mp / t->ovs32, mp / t->ct, 3.0, t->runs, o32, cc, params, "ovs",
+		t->r32_min, t->r32_max });
 	if (t->ovs1 > empty->ovs1 && t->ct > empty->ct && t->ovs32 > empty->ovs32) {
 		report(e, &(struct ovsb_row){ "pcap", "capture-batch1-net", "mpps", true,
 			mp / (t->ovs1 - empty->ovs1), mp / (t->ct - empty->ct), 3.0,
