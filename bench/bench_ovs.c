@@ -408,23 +408,30 @@ static double row_ratio(const struct ovsb_row *r)
 	return r->higher_better ? r->ctrack / r->ovs : r->ovs / r->ctrack;
 }
 
+/* The lowest and highest of @num[k] / @den[k] over @runs pairs measured
+ * one after the other (0 where a figure is missing, as row_ratio). */
+static void ratio_range(const double *num, const double *den, unsigned runs,
+			double *min, double *max)
+{
+	for (unsigned k = 0; k < runs; k++) {
+		double x = num[k] > 0 && den[k] > 0 ? num[k] / den[k] : 0;
+
+		if (k == 0 || x < *min)
+			*min = x;
+		if (k == 0 || x > *max)
+			*max = x;
+	}
+}
+
 /* Set @r's run_ratio_min/max from @runs pairs of figures, the peer's
- * @o[k] and ctrack's @c[k] measured one after the other. */
+ * @o[k] and ctrack's @c[k], oriented as row_ratio orients the medians. */
 static void run_ratio_range(struct ovsb_row *r, const double *o, const double *c,
 			    unsigned runs)
 {
-	for (unsigned k = 0; k < runs; k++) {
-		struct ovsb_row one = *r;
-		double x;
-
-		one.ovs = o[k];
-		one.ctrack = c[k];
-		x = row_ratio(&one);
-		if (k == 0 || x < r->run_ratio_min)
-			r->run_ratio_min = x;
-		if (k == 0 || x > r->run_ratio_max)
-			r->run_ratio_max = x;
-	}
+	if (r->higher_better)
+		ratio_range(c, o, runs, &r->run_ratio_min, &r->run_ratio_max);
+	else
+		ratio_range(o, c, runs, &r->run_ratio_min, &r->run_ratio_max);
 }
 
 static void json_str(const char *s)
@@ -1093,18 +1100,9 @@ static int pc_time(const struct ovsb_env *e, const char *path, struct pc_times *
 	out->ovs1_w = median(o1w, runs);
 	out->ovs32_w = median(o32w, runs);
 	out->ct_w = median(ctw, runs);
-	for (unsigned k = 0; k < runs; k++) {
-		double r1 = o1[k] / ct[k], r32 = o32[k] / ct[k];
-
-		if (k == 0 || r1 < out->r1_min)
-			out->r1_min = r1;
-		if (k == 0 || r1 > out->r1_max)
-			out->r1_max = r1;
-		if (k == 0 || r32 < out->r32_min)
-			out->r32_min = r32;
-		if (k == 0 || r32 > out->r32_max)
-			out->r32_max = r32;
-	}
+	/* CPU times: OVS's over ctrack's is the rate ratio */
+	ratio_range(o1, ct, runs, &out->r1_min, &out->r1_max);
+	ratio_range(o32, ct, runs, &out->r32_min, &out->r32_max);
 	return runs ? 0 : -1;
 }
 

@@ -304,8 +304,7 @@ for r in ov:
                              if "run_ratio_max" in r else "")}
     ovrows.append(row)
     if "target" in r:
-        spread = (f" (one run {r['run_ratio_min']:.2f}-{r['run_ratio_max']:.2f}x)"
-                  if "run_ratio_max" in r else "")
+        spread = f" (one run {row['one_run_ratio']}x)" if row["one_run_ratio"] else ""
         target(f"ovs {r.get('workload')} {r.get('metric')} ({params})", r.get("met"),
                f"{r.get('ratio')}x{spread}", f">= {r['target']}x")
 blocks["ovs"] = table(ovrows, ["workload", "metric", "params", "peer", "peer_value",
