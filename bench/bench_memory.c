@@ -16,7 +16,18 @@
  * packet and byte counters, nf_conntrack_acct) on and off.
  * ct_conn_size() (the entry alone) and the rows' share are reported too.
  *
- * Options: --conns N (default 10M; --quick: 1M).
+ * Churn (udp-acct-on-churn): what a long-lived table costs once its
+ * connections have come and gone a few times, at the same count.  The
+ * connections are made in ten slices 3 s apart (of caller time), so that
+ * one slice falls due (30 s, unreplied UDP) every 3 s; then every 3 s the
+ * collector runs and a fresh slice replaces the expired one, for
+ * --turnovers N (default 3) times the table.  Reported: bytes per
+ * connection after the fill (as the other variants) and after the churn.
+ * Rows that once held more than six entries need an overflow row; the
+ * collector takes emptied ones out of their chains for reuse, without
+ * which they stayed until the next resize and the churned table grew.
+ *
+ * Options: --conns N (default 10M; --quick: 1M)  --turnovers N.
  */
 #include <netinet/in.h>
 #include <stdio.h>
@@ -26,6 +37,64 @@
 #include <unistd.h>
 
 #include "bench_util.h"
+
+/* The churn variant (see the top): RSS per connection after the fill and
+ * after --turnovers times the table has been replaced. */
+static int child_churn(const struct bench_args *a, uint64_t conns)
+{
+	const unsigned slices = 10;
+	const ct_time_ns gap = 3000000000ull;
+	uint64_t turnovers = bu_opt_u64(a, "turnovers", 3);
+	uint64_t per = conns / slices, ok = 0, expired = 0, freed = 0;
+	struct ct_table_config cfg;
+	struct ct_table *t;
+	struct ct_thread *thr;
+	struct ct_gc_result res;
+	uint64_t rss0, rss_fill, rss1, t0;
+	ct_time_ns now = 1000000000ull;
+	struct bu_rec r;
+
+	ct_table_config_default(&cfg);
+	cfg.settings.max = 0;
+	cfg.settings.checksum = 0;
+	t = bu_table(&cfg);
+	thr = ct_thread_attach(t);
+	rss0 = bu_rss_bytes();
+	t0 = bu_mono_ns();
+	for (unsigned s = 0; s < slices; s++, now += gap)
+		ok += bu_fill_udp(thr, (uint32_t)(s * per), per, 0, now, false);
+	ct_gc_step(thr, now - gap, 0, &res);     /* finish the resizes */
+	ct_thread_detach(thr);
+	thr = ct_thread_attach(t);
+	bu_sleep_ns(300000000ull);
+	rss_fill = bu_rss_bytes();
+	for (uint64_t k = 0; k < turnovers * slices; k++, now += gap) {
+		ct_gc_step(thr, now, 0, &res);
+		expired += res.expired;
+		freed += res.ovf_rows_freed;
+		bu_fill_udp(thr, (uint32_t)((slices + k) * per), per, 0, now, false);
+	}
+	ct_thread_detach(thr);
+	thr = ct_thread_attach(t);
+	bu_sleep_ns(300000000ull);
+	rss1 = bu_rss_bytes();
+	bu_rec_begin(&r, a, "memory", "udp-acct-on-churn");
+	bu_rec_str(&r, "l4", "udp");
+	bu_rec_bool(&r, "acct", true);
+	bu_rec_int(&r, "conns", ct_table_count(t));
+	bu_rec_int(&r, "turnovers", turnovers);
+	bu_rec_num(&r, "bytes_per_conn_after_fill", (double)(rss_fill - rss0) / (double)ok);
+	bu_rec_num(&r, "bytes_per_conn", (double)(rss1 - rss0) / (double)ct_table_count(t));
+	bu_rec_int(&r, "expired", expired);
+	bu_rec_int(&r, "overflow_rows_freed", freed);
+	bu_rec_int(&r, "rows", ct_table_rows(t));
+	bu_rec_num(&r, "rss_mib", (double)rss1 / 1048576.0);
+	bu_rec_num(&r, "run_s", (double)(bu_mono_ns() - t0) / 1e9);
+	bu_rec_end(&r);
+	ct_thread_detach(thr);
+	ct_table_destroy(t);
+	return expired == turnovers * slices * per ? 0 : 1;
+}
 
 static int child(const struct bench_args *a, uint8_t l4, bool acct, uint64_t conns)
 {
@@ -78,9 +147,10 @@ static int child(const struct bench_args *a, uint8_t l4, bool acct, uint64_t con
 int bench_memory(const struct bench_args *a)
 {
 	uint64_t conns = bu_opt_u64(a, "conns", bu_flag(a, "quick") ? 1000000 : 10000000);
-	static const struct { uint8_t l4; bool acct; } v[] = {
-		{ IPPROTO_UDP, false }, { IPPROTO_UDP, true },
-		{ IPPROTO_TCP, false }, { IPPROTO_TCP, true },
+	static const struct { uint8_t l4; bool acct, churn; } v[] = {
+		{ IPPROTO_UDP, false, false }, { IPPROTO_UDP, true, false },
+		{ IPPROTO_TCP, false, false }, { IPPROTO_TCP, true, false },
+		{ IPPROTO_UDP, true, true },
 	};
 	int err = 0;
 
@@ -97,7 +167,8 @@ int bench_memory(const struct bench_args *a)
 			return 1;
 		}
 		if (pid == 0)
-			_exit(child(a, v[i].l4, v[i].acct, conns));
+			_exit(v[i].churn ? child_churn(a, conns)
+					 : child(a, v[i].l4, v[i].acct, conns));
 		if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
 			err = 1;
 	}

@@ -41,6 +41,10 @@
  * expiry, or the writer reads "never" (or the collector's result) and
  * lowers it itself.  No expiry is ever hidden behind a bound.
  *
+ * A locked row's overflow rows that are left empty are taken out of its
+ * chain for reuse (htab.h), here because the collector is the one that
+ * empties rows in bulk and already holds the lock.
+ *
  * At 95% of the table's maximum the collector also evicts entries that
  * never became ASSURED (the kernel's gc_worker does the same), and for
  * that pass it looks at every non-empty row.
@@ -135,6 +139,8 @@ struct gc_run {
 	 * line of sub bounds is (CT_GC_LOCK_DUE without pressure) */
 	unsigned sq_head, sq_n, gq_head, gq_n;
 	uint64_t sq[GC_QUEUE_SUBS], gq[GC_QUEUE_GROUPS];
+	/* empty overflow rows unlinked, waiting for call_rcu (htab.h) */
+	struct ct_ovf_retire *ovf_batch;
 	/* removals not yet credited to their namespace (gc_ns_flush) */
 	struct ct_ns *ns;
 	uint64_t ns_expired, ns_early;
@@ -347,6 +353,10 @@ again:
 			victims[n++] = c;
 		}
 	}
+	/* overflow rows left empty leave the chain (htab.h says why) */
+	if (ct_row_next(head))
+		g->res->ovf_rows_freed +=
+			ct_htab_ovf_unlink_empty(h, head, &g->ovf_batch, t->rcu);
 	ct_due_lower(&head->due_inv, m);
 	ct_row_unlock(head);
 
@@ -817,6 +827,7 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 		atomic_fetch_add(&t->gc_passes, 1);
 	t->gc_cursor = grp;
 	ct_thread_flush_frees(thr);
+	ct_ovf_retire_flush(&g.ovf_batch, t->rcu);
 	t->rcu->read_unlock();
 	ct_thread_fold_count(thr);
 	atomic_fetch_add(&t->gc_rows_locked, res->rows_locked);

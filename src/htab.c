@@ -7,12 +7,16 @@
  * double it, and at thousands the rows' 4 KiB pages are each faulted in
  * twice (see map_zeroed).  Overflow
  * rows hold the entries of rows that got more than six (at the 60-75%
- * load the table keeps, one row in six to one in ten has one) and are
- * freed only with their generation, so readers can follow a link they
- * loaded without further protection than RCU.  They are carved from
- * mapped blocks (4 KiB, doubling up to 2 MiB) rather than malloc'd one by
- * one: a malloc'd 64-byte aligned row costs its header and alignment slack
- * on top, and the heap keeps the rows of retired generations resident.
+ * load the table keeps, one row in six to one in ten has one).  They are
+ * carved from mapped blocks (4 KiB, doubling up to 2 MiB) rather than
+ * malloc'd one by one: a malloc'd 64-byte aligned row costs its header
+ * and alignment slack on top, and the heap keeps the rows of retired
+ * generations resident.  An overflow row the collector finds empty is
+ * unlinked and, a grace period later, put on its pool's free list for
+ * the next chain that needs one (htab.h, ct_htab_ovf_unlink_empty): a
+ * reader can follow a link it loaded with no protection but RCU.  The
+ * blocks are unmapped with the pool, whose last reference is the
+ * generation's or that of a retirement batch still waiting.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -20,6 +24,7 @@
 #include <sys/mman.h>
 
 #include <urcu/arch.h>
+#include <urcu/flavor.h>
 
 #include "htab.h"
 
@@ -28,6 +33,62 @@ struct ct_ovf_block {
 	struct ct_ovf_block *next;
 	size_t len;                    /* bytes mapped */
 };
+
+/* One generation's overflow rows. */
+struct ct_ovf_pool {
+	_Atomic uint64_t refs;         /* the generation's, + one a batch */
+	_Atomic uint8_t lock;
+	struct ct_row *next;           /* next unused row of the last block */
+	uint64_t left;                 /* row units left after it there */
+	struct ct_ovf_block *blocks;
+	struct ct_row *free;           /* retired rows past their grace
+					* period (linked: ovf_link) */
+	_Atomic uint64_t live;         /* rows in chains */
+	_Atomic uint64_t mapped;       /* rows carved from blocks */
+};
+
+/* Rows unlinked by the collector, waiting for a grace period. */
+struct ct_ovf_retire {
+	struct rcu_head rcu;
+	struct ct_ovf_pool *pool;
+	struct ct_row *rows;           /* linked: ovf_link */
+	uint64_t n;
+};
+
+/* A retired row is linked through the first word of its slot-bounds
+ * line: readers still in the row read its slots and its link, never its
+ * bounds, and only the collector, under the head's lock, reads the
+ * bounds of rows in a chain. */
+static struct ct_row **ovf_link(struct ct_row *r)
+{
+	return (struct ct_row **)(void *)(r + 1);
+}
+
+static void ovf_pool_put(struct ct_ovf_pool *p)
+{
+	if (!p || atomic_fetch_sub_explicit(&p->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	while (p->blocks) {
+		struct ct_ovf_block *b = p->blocks;
+
+		p->blocks = b->next;
+		munmap(b, b->len);
+	}
+	free(p);
+}
+
+static void ovf_lock(struct ct_ovf_pool *p)
+{
+	unsigned spins = 0;
+
+	while (atomic_exchange_explicit(&p->lock, 1, memory_order_acquire))
+		ct_spin_relax(&spins);
+}
+
+static void ovf_unlock(struct ct_ovf_pool *p)
+{
+	atomic_store_explicit(&p->lock, 0, memory_order_release);
+}
 
 _Static_assert(sizeof(struct ct_ovf_block) <= sizeof(struct ct_row),
 	       "a block's header fits in its first row");
@@ -61,6 +122,12 @@ struct ct_htab *ct_htab_new(uint64_t n_rows)
 		free(h);
 		return NULL;
 	}
+	h->ovf = calloc(1, sizeof(*h->ovf));
+	if (!h->ovf) {
+		free(h);
+		return NULL;
+	}
+	atomic_init(&h->ovf->refs, 1);
 	h->n_rows = n_rows;
 	h->n_groups = (n_rows + CT_GROUP_ROWS - 1) / CT_GROUP_ROWS;
 	h->rows = map_zeroed(n_rows * sizeof(struct ct_row));
@@ -83,12 +150,7 @@ void ct_htab_free(struct ct_htab *h)
 		return;
 	if (h->rows)
 		munmap(h->rows, h->n_rows * sizeof(struct ct_row));
-	while (h->ovf_blocks) {
-		struct ct_ovf_block *b = h->ovf_blocks;
-
-		h->ovf_blocks = b->next;
-		munmap(b, b->len);
-	}
+	ovf_pool_put(h->ovf);
 	if (h->group_due_inv)
 		munmap(h->group_due_inv, h->n_groups * sizeof(*h->group_due_inv));
 	if (h->sub_due_inv)
@@ -155,18 +217,24 @@ struct ct_row *ct_htab_ovf_new(struct ct_htab *h)
 {
 	/* the row, then its slot bounds in the next line (htab.h): two
 	 * row-sized units of a block */
+	struct ct_ovf_pool *p = h->ovf;
 	struct ct_row *r = NULL;
-	unsigned spins = 0;
 
 	_Static_assert(CT_ROW_SLOTS * sizeof(uint16_t) <= sizeof(*r),
 		       "an overflow row's slot bounds fit the line after it");
-	while (atomic_exchange_explicit(&h->ovf_lock, 1, memory_order_acquire))
-		ct_spin_relax(&spins);
-	if (h->ovf_left < 2) {
+	ovf_lock(p);
+	if (p->free) {
+		/* past its grace period: nobody reads it any more */
+		r = p->free;
+		p->free = *ovf_link(r);
+		memset(r, 0, 2 * sizeof(*r));
+		goto out;
+	}
+	if (p->left < 2) {
 		/* the block's first row is its header; the rest are fresh,
 		 * zeroed rows */
-		uint64_t rows = h->ovf_blocks ? h->ovf_blocks->len / sizeof(*r) * 2
-					      : OVF_BLOCK_MIN;
+		uint64_t rows = p->blocks ? p->blocks->len / sizeof(*r) * 2
+					  : OVF_BLOCK_MIN;
 		struct ct_ovf_block *b;
 
 		if (rows > OVF_BLOCK_MAX)
@@ -174,19 +242,106 @@ struct ct_row *ct_htab_ovf_new(struct ct_htab *h)
 		b = map_zeroed(rows * sizeof(*r));
 		if (!b)
 			goto out;
-		b->next = h->ovf_blocks;
+		b->next = p->blocks;
 		b->len = rows * sizeof(*r);
-		h->ovf_blocks = b;
-		h->ovf_next = (struct ct_row *)(void *)b + 1;
-		h->ovf_left = rows - 1;
+		p->blocks = b;
+		p->next = (struct ct_row *)(void *)b + 1;
+		p->left = rows - 1;
 	}
-	r = h->ovf_next;
-	h->ovf_next += 2;
-	h->ovf_left -= 2;
-	h->n_ovf++;
+	r = p->next;
+	p->next += 2;
+	p->left -= 2;
+	atomic_fetch_add_explicit(&p->mapped, 1, memory_order_relaxed);
 out:
-	atomic_store_explicit(&h->ovf_lock, 0, memory_order_release);
+	if (r)
+		atomic_fetch_add_explicit(&p->live, 1, memory_order_relaxed);
+	ovf_unlock(p);
 	return r;
+}
+
+uint64_t ct_htab_ovf_live(const struct ct_htab *h)
+{
+	return atomic_load_explicit(&h->ovf->live, memory_order_relaxed);
+}
+
+uint64_t ct_htab_ovf_mapped(const struct ct_htab *h)
+{
+	return atomic_load_explicit(&h->ovf->mapped, memory_order_relaxed);
+}
+
+static void ovf_retire_cb(struct rcu_head *head)
+{
+	struct ct_ovf_retire *b = caa_container_of(head, struct ct_ovf_retire, rcu);
+	struct ct_ovf_pool *p = b->pool;
+	struct ct_row *last = b->rows;
+
+	while (*ovf_link(last))
+		last = *ovf_link(last);
+	ovf_lock(p);
+	*ovf_link(last) = p->free;
+	p->free = b->rows;
+	ovf_unlock(p);
+	ovf_pool_put(p);
+	free(b);
+}
+
+void ct_ovf_retire_flush(struct ct_ovf_retire **batch,
+			 const struct rcu_flavor_struct *rcu)
+{
+	struct ct_ovf_retire *b = *batch;
+
+	if (!b)
+		return;
+	*batch = NULL;
+	if (!b->n) {
+		ovf_pool_put(b->pool);
+		free(b);
+		return;
+	}
+	rcu->update_call_rcu(&b->rcu, ovf_retire_cb);
+}
+
+unsigned ct_htab_ovf_unlink_empty(struct ct_htab *h, struct ct_row *head,
+				  struct ct_ovf_retire **batch,
+				  const struct rcu_flavor_struct *rcu)
+{
+	struct ct_row *prev = head, *r;
+	unsigned n = 0;
+
+	for (r = ct_row_next(head); r; r = ct_row_next(prev)) {
+		struct ct_ovf_retire *b = *batch;
+		uintptr_t v;
+
+		if (ct_row_empty(r) != (1u << CT_ROW_SLOTS) - 1) {
+			prev = r;
+			continue;
+		}
+		if (b && b->pool != h->ovf)
+			ct_ovf_retire_flush(batch, rcu);
+		if (!*batch) {
+			b = malloc(sizeof(*b));
+			if (!b)
+				break;
+			b->pool = h->ovf;
+			b->rows = NULL;
+			b->n = 0;
+			atomic_fetch_add_explicit(&h->ovf->refs, 1, memory_order_relaxed);
+			*batch = b;
+		}
+		b = *batch;
+		/* prev skips r, keeping its own flag bits (the head's lock
+		 * among them); r keeps its link for readers inside it */
+		v = atomic_load_explicit(&prev->next, memory_order_relaxed);
+		atomic_store_explicit(&prev->next,
+				      (uintptr_t)ct_row_next(r) | (v & CT_ROW_FLAGS),
+				      memory_order_release);
+		*ovf_link(r) = b->rows;
+		b->rows = r;
+		b->n++;
+		n++;
+		atomic_fetch_sub_explicit(&h->ovf->live, 1, memory_order_relaxed);
+	}
+	return n;
 }
 
 enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *head,

@@ -70,6 +70,8 @@ struct ct_gc_result {
 	uint64_t yields;          /* times the yield hook ran */
 	bool pass_done;           /* this call finished a full pass */
 	ct_time_ns next_due;      /* lower bound of the next expiry seen */
+	uint64_t ovf_rows_freed;  /* empty overflow rows taken out of their
+				   * chains (reused a grace period later) */
 };
 
 /*

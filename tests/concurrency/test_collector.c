@@ -10,6 +10,15 @@
  * above 100), up to the chain limit, with one timeout; then one pass,
  * started at the first row of a fresh table, must remove every one of
  * them.
+ *
+ * The second case keeps one row's chain changing under readers: every
+ * round new short-lived flows fill it, then a few long-lived "anchors"
+ * are added behind them; the collector then expires the short-lived ones
+ * and takes the overflow rows they leave empty out of the chain, to be
+ * handed out again a grace period later.  Readers look the live anchors
+ * up the whole time (and a flow that does not exist, which walks the
+ * whole chain): an anchor behind a row being unlinked or reused must be
+ * found every time.
  */
 #include "stress.h"
 
@@ -92,10 +101,196 @@ static void test_one_full_pass_removes_every_expired_entry_of_a_full_row(void **
 	ct_table_destroy(t);
 }
 
+/* Row-0 UDP flows of zone @zone: 10.x.y.z:p -> 192.0.2.1:53, the zone
+ * in the source address. */
+static unsigned row0_flows(const struct ct_hash_key *key, uint16_t zone,
+			   struct ct_tuple *out, unsigned want)
+{
+	unsigned n = 0;
+
+	for (uint32_t i = 0; i < (1u << 24) && n < want; i++) {
+		struct ct_tuple tu;
+
+		memset(&tu, 0, sizeof(tu));
+		tu.l3 = CT_L3_IPV4;
+		tu.l4 = IPPROTO_UDP;
+		tu.src.ip4 = htonl(0x0a000000u | ((uint32_t)zone << 20) | (i & 0xfffffu));
+		tu.dst.ip4 = htonl(STRESS_SERVER);
+		tu.sport = (uint16_t)(1024 + (i >> 20));
+		tu.dport = 53;
+		tu.zone = zone;
+		if (ct_row_index(ct_hash_tuple(key, &tu), 64) == 0)
+			out[n++] = tu;
+	}
+	return n;
+}
+
+#define OVF_CHURN 30        /* short-lived flows a round (zone 0, 30 s) */
+#define OVF_ANCHORS 2       /* long-lived ones a round (zone 1, 120 s) */
+#define OVF_ROUNDS_MAX 20000
+#define OVF_READERS 2
+
+struct ovf_run {
+	struct ct_table *t;
+	struct ct_hash_key key;
+	struct ct_tuple *anchors;         /* OVF_ANCHORS a round */
+	struct ct_tuple absent;           /* in row 0, never created */
+	_Atomic unsigned round;           /* anchors of rounds < round exist */
+	_Atomic unsigned seen[OVF_READERS]; /* the round each reader started */
+	_Atomic bool stop;
+	_Atomic uint64_t lookups, misses;
+};
+
+struct ovf_reader {
+	struct ovf_run *run;
+	unsigned id;
+};
+
+static void *ovf_reader_main(void *arg)
+{
+	struct ovf_reader *rd = arg;
+	struct ovf_run *run = rd->run;
+	struct ct_thread *thr = ct_thread_attach(run->t);
+	uint64_t lookups = 0, misses = 0;
+
+	while (!atomic_load(&run->stop)) {
+		unsigned r = atomic_load(&run->round);
+
+		atomic_store(&run->seen[rd->id], r);
+		/* the anchors of the last two rounds live until round r + 2
+		 * is collected, which waits for this reader to start a
+		 * later round */
+		for (unsigned k = r >= 2 ? r - 2 : 0; k < r; k++)
+			for (unsigned a = 0; a < OVF_ANCHORS; a++) {
+				const struct ct_tuple *tu = &run->anchors[k * OVF_ANCHORS + a];
+				struct ct_tuple inv;
+				enum ct_dir dir;
+				struct ct_conn *c;
+
+				ct_tuple_invert(tu, &inv);
+				run->t->rcu->read_lock();
+				c = ct_table_find(thr, ct_hash_tuple(&run->key, tu), tu, &inv, &dir);
+				run->t->rcu->read_unlock();
+				lookups++;
+				misses += c == NULL;
+			}
+		{
+			struct ct_tuple inv;
+			enum ct_dir dir;
+			struct ct_conn *c;
+
+			ct_tuple_invert(&run->absent, &inv);
+			run->t->rcu->read_lock();
+			c = ct_table_find(thr, ct_hash_tuple(&run->key, &run->absent),
+					  &run->absent, &inv, &dir);
+			run->t->rcu->read_unlock();
+			misses += c != NULL;
+		}
+	}
+	atomic_fetch_add(&run->lookups, lookups);
+	atomic_fetch_add(&run->misses, misses);
+	ct_thread_detach(thr);
+	return NULL;
+}
+
+static void ovf_create(struct ct_thread *thr, const struct ct_tuple *tu, ct_time_ns now)
+{
+	struct ct_packet p;
+	struct ct_verdict v;
+
+	memset(&p, 0, sizeof(p));
+	p.kind = CT_PKT_TRACKABLE;
+	p.tuple = *tu;
+	p.l3_len = 48;
+	p.l4_len = 28;
+	assert_int_equal(ct_process(thr, &p, now, &v), 0);
+	assert_int_equal(v.cls, CT_V_NEW);
+}
+
+static void test_anchors_stay_found_while_emptied_overflow_rows_leave_the_chain(void **state)
+{
+	struct ct_table_config cfg;
+	struct ovf_run run;
+	struct ovf_reader rds[OVF_READERS];
+	pthread_t tids[OVF_READERS];
+	struct ct_tuple churn[OVF_CHURN], absent[1];
+	struct ct_settings s1;
+	struct ct_thread *thr;
+	struct ct_gc_result r;
+	uint64_t freed = 0, deadline;
+	unsigned budget = stress_budget_ms(2000) / 2, rounds = 0;
+	ct_time_ns now = 100 * STRESS_SEC;
+
+	(void)state;
+	memset(&run, 0, sizeof(run));
+	ct_table_config_default(&cfg);
+	cfg.settings.checksum = 0;
+	cfg.settings.buckets = 64;
+	cfg.settings.udp_timeout = 30;
+	cfg.hash_key = fixed_key;
+	cfg.resize_load_pct = 101;          /* no online resize */
+	cfg.max_chain = 64;
+	assert_int_equal(ct_table_create(&cfg, &run.t), 0);
+	ct_tsan_rcu_wrap(run.t);
+	s1 = cfg.settings;
+	s1.udp_timeout = 120;
+	assert_int_equal(ct_ns_create(run.t, 1, &s1), 0);
+	thr = ct_thread_attach(run.t);
+	assert_non_null(thr);
+	memcpy(&run.key, fixed_key, sizeof(run.key));
+	assert_int_equal(row0_flows(&run.key, 0, churn, OVF_CHURN), OVF_CHURN);
+	assert_int_equal(row0_flows(&run.key, 2, absent, 1), 1);
+	run.absent = absent[0];
+	run.anchors = calloc((size_t)OVF_ROUNDS_MAX * OVF_ANCHORS, sizeof(*run.anchors));
+	assert_non_null(run.anchors);
+	assert_int_equal(row0_flows(&run.key, 1, run.anchors, OVF_ROUNDS_MAX * OVF_ANCHORS),
+			 OVF_ROUNDS_MAX * OVF_ANCHORS);
+	for (unsigned i = 0; i < OVF_READERS; i++) {
+		rds[i].run = &run;
+		rds[i].id = i;
+		assert_int_equal(pthread_create(&tids[i], NULL, ovf_reader_main, &rds[i]), 0);
+	}
+
+	deadline = stress_mono_ms() + budget;
+	while (rounds < OVF_ROUNDS_MAX && (rounds < 8 || stress_mono_ms() < deadline)) {
+		/* this round's short-lived flows, then its anchors behind them */
+		for (unsigned i = 0; i < OVF_CHURN; i++)
+			ovf_create(thr, &churn[i], now);
+		for (unsigned a = 0; a < OVF_ANCHORS; a++)
+			ovf_create(thr, &run.anchors[rounds * OVF_ANCHORS + a], now);
+		rounds++;
+		atomic_store(&run.round, rounds);
+		/* a reader may still look up the anchors of round - 2 until it
+		 * has started this round; the next collection can expire
+		 * those of round - 4 only (120 s at 31 s a round) */
+		for (unsigned i = 0; i < OVF_READERS; i++)
+			while (atomic_load(&run.seen[i]) + 1 < rounds)
+				sched_yield();
+		now += 31 * STRESS_SEC;
+		assert_int_equal(ct_gc_step(thr, now, 0, &r), 0);
+		assert_true(r.pass_done);
+		freed += r.ovf_rows_freed;
+	}
+	atomic_store(&run.stop, true);
+	for (unsigned i = 0; i < OVF_READERS; i++)
+		pthread_join(tids[i], NULL);
+
+	assert_int_equal(atomic_load(&run.misses), 0);
+	assert_true(atomic_load(&run.lookups) > 0);
+	/* the chain shed rows every round, and reused them: far fewer rows
+	 * were ever mapped than were unlinked */
+	assert_true(freed >= rounds);
+	assert_true(ct_htab_ovf_mapped(atomic_load(&run.t->htab)) <= 64);
+	ct_thread_detach(thr);
+	ct_table_destroy(run.t);
+	free(run.anchors);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_one_full_pass_removes_every_expired_entry_of_a_full_row),
+		cmocka_unit_test(test_anchors_stay_found_while_emptied_overflow_rows_leave_the_chain),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -505,6 +505,95 @@ static void test_chain_limit_refuses_and_counts_chaintoolong(void **state)
 	teardown_f(f);
 }
 
+static int count_cb(const struct ct_conn_info *ci, void *arg);
+
+/* Head rows of @h with an overflow row. */
+static uint64_t rows_with_overflow(const struct ct_htab *h)
+{
+	uint64_t n = 0;
+
+	for (uint64_t i = 0; i < h->n_rows; i++)
+		n += ct_row_next(&h->rows[i]) != NULL;
+	return n;
+}
+
+static void test_empty_overflow_rows_leave_their_chains_and_are_reused(void **state)
+{
+	/* 64 rows that may not grow, 12 flows a row on average: most rows
+	 * need an overflow row.  When every flow has expired, the pass
+	 * that removes them takes each emptied overflow row out of its
+	 * chain; a grace period later the same flows, created again, get
+	 * their overflow rows from those, and no more memory is mapped. */
+	struct ct_table_config cfg;
+	struct fixture *f;
+	struct ct_verdict v;
+	struct ct_gc_result r;
+	struct ct_htab *h;
+	uint64_t live, mapped, chained;
+	long dumped = 0;
+	static const uint8_t key[16] = { 9, 8, 7 };
+
+	(void)state;
+	ct_table_config_default(&cfg);
+	cfg.settings.checksum = 0;
+	cfg.settings.max = 0;
+	cfg.settings.buckets = 64;
+	cfg.hash_key = key;
+	cfg.resize_load_pct = 200;
+	f = setup_with(&cfg);
+	ct_table_set_event_handler(f->t, NULL, NULL);
+	h = atomic_load(&f->t->htab);
+	assert_int_equal(h->n_rows, 64);
+	for (uint32_t i = 0; i < 64 * 12; i++) {
+		struct ct_packet p = udp4(0x0a000000 + i, 0x0a000002, 1000, 53);
+		ct_process(f->thr, &p, 0, &v);
+		assert_int_equal(v.cls, CT_V_NEW);
+	}
+	live = ct_htab_ovf_live(h);
+	mapped = ct_htab_ovf_mapped(h);
+	chained = rows_with_overflow(h);
+	assert_true(chained > 32);
+	assert_true(live >= chained);
+	assert_int_equal(mapped, live);
+
+	/* half the time: nothing due, no row leaves its chain */
+	assert_int_equal(ct_gc_step(f->thr, 15 * SEC, 0, &r), 0);
+	assert_int_equal(r.expired, 0);
+	assert_int_equal(r.ovf_rows_freed, 0);
+	assert_int_equal(ct_htab_ovf_live(h), live);
+
+	/* all due: every overflow row is emptied and unlinked */
+	assert_int_equal(ct_gc_step(f->thr, 31 * SEC, 0, &r), 0);
+	assert_int_equal(r.expired, 64 * 12);
+	assert_int_equal(r.ovf_rows_freed, live);
+	assert_int_equal(ct_htab_ovf_live(h), 0);
+	assert_int_equal(rows_with_overflow(h), 0);
+	assert_int_equal(ct_htab_ovf_mapped(h), mapped);
+
+	/* after the grace period the rows are handed out again */
+	f->t->rcu->barrier();
+	for (uint32_t i = 0; i < 64 * 12; i++) {
+		struct ct_packet p = udp4(0x0a000000 + i, 0x0a000002, 1000, 53);
+		ct_process(f->thr, &p, 40 * SEC, &v);
+		assert_int_equal(v.cls, CT_V_NEW);
+	}
+	assert_int_equal(ct_htab_ovf_live(h), live);
+	assert_int_equal(rows_with_overflow(h), chained);
+	assert_int_equal(ct_htab_ovf_mapped(h), mapped);
+	assert_int_equal(ct_table_dump(f->thr, -1, count_cb, &dumped), 0);
+	assert_int_equal(dumped, 64 * 12);
+	/* and every flow is found again: its reply is not a new entry */
+	for (uint32_t i = 0; i < 64 * 12; i++) {
+		struct ct_packet p = udp4(0x0a000000 + i, 0x0a000002, 1000, 53);
+		struct ct_packet q = reply_of(&p);
+
+		ct_process(f->thr, &q, 41 * SEC, &v);
+		assert_int_not_equal(v.cls, CT_V_NEW);
+	}
+	assert_int_equal(ct_table_count(f->t), 64 * 12);
+	teardown_f(f);
+}
+
 static int count_cb(const struct ct_conn_info *ci, void *arg)
 {
 	(void)ci;
@@ -1630,6 +1719,7 @@ int main(void)
 		cmocka_unit_test(test_full_table_evicts_unreplied_before_refusing),
 		cmocka_unit_test(test_full_table_of_assured_entries_drops_new_ones),
 		cmocka_unit_test(test_chain_limit_refuses_and_counts_chaintoolong),
+		cmocka_unit_test(test_empty_overflow_rows_leave_their_chains_and_are_reused),
 		cmocka_unit_test(test_online_resize_keeps_every_entry_findable),
 		cmocka_unit_test(test_row_index_covers_every_row_of_a_non_power_of_two_table),
 		cmocka_unit_test(test_resize_by_a_quarter_from_960_rows_keeps_every_entry_findable),
