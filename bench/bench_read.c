@@ -154,6 +154,7 @@ static int t_cap(const char *path, enum stage st, struct timing *t)
 
 		ct_table_config_default(&cfg);
 		cfg.settings.max = 0;
+		cfg.settings.acct = 1;
 		tab = bu_table(&cfg);
 		thr = ct_thread_attach(tab);
 	}
@@ -382,6 +383,7 @@ static uint64_t synth_invalid(const char *path)
 		return UINT64_MAX;
 	ct_table_config_default(&cfg);
 	cfg.settings.max = 0;
+	cfg.settings.acct = 1;          /* as `ctrack read` */
 	t = bu_table(&cfg);
 	thr = ct_thread_attach(t);
 	while (cap_next(src, &cp) == 1 && n++ < 200000) {

@@ -15,7 +15,8 @@
  * Workloads (PKTS: packets measured; FLOWS: flows in the table):
  *  ovs [PKTS]           OVS's `test-conntrack benchmark 1 PKTS 32`: one
  *                       42-byte UDP frame, 32 copies per burst, default
- *                       table configuration (checksums checked, acct on)
+ *                       table configuration (checksums checked, acct off
+ *                       as in the kernel; OVS keeps no counters)
  *  ovs-change [PKTS]    the same with 32 flows (OVS's optional `1`)
  *  lookup [FLOWS PKTS]  the large-table lookups of `ctrack-bench ovs
  *                       large`: FLOWS UDP flows created and replied to,

@@ -114,7 +114,7 @@ void ct_settings_default(struct ct_settings *s)
 	memset(s, 0, sizeof(*s));
 	s->max = 262144;
 	s->buckets = 65536;
-	s->acct = 1;           /* kernel: 0; see the header */
+	s->acct = 0;
 	s->checksum = 1;
 	s->timestamp = 0;
 	s->events = 1;

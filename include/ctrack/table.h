@@ -71,7 +71,7 @@ struct ct_table_config {
 					* else 110..400 */
 };
 
-/* ct_table_config_default - zero-cost defaults: kernel settings (acct on),
+/* ct_table_config_default - zero-cost defaults: kernel settings (acct off),
  * memb flavour, random key, chain limit 64, resize at 75% of the slots by
  * 1.25x (so the load stays between 60% and 75%: about 15-18 bytes of rows
  * per entry).  The table starts at settings.buckets rows (at least 64,

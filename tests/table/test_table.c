@@ -108,7 +108,8 @@ static void teardown_f(struct fixture *f)
 
 static void test_first_packet_creates_entry_and_reply_is_found_in_reverse(void **state)
 {
-	struct fixture *f = setup_default();
+	struct ct_table_config cfg;
+	struct fixture *f;
 	struct ct_packet p = udp4(0x0a000001, 0x0a000002, 40000, 53);
 	struct ct_packet r = reply_of(&p);
 	struct ct_verdict v;
@@ -116,6 +117,10 @@ static void test_first_packet_creates_entry_and_reply_is_found_in_reverse(void *
 	enum ct_dir dir;
 
 	(void)state;
+	ct_table_config_default(&cfg);
+	cfg.settings.checksum = 0;
+	cfg.settings.acct = 1;
+	f = setup_with(&cfg);
 	assert_int_equal(ct_process(f->thr, &p, 1 * SEC, &v), 0);
 	assert_int_equal(v.cls, CT_V_NEW);
 	assert_true(v.flags & CT_VF_CREATED);
@@ -138,6 +143,34 @@ static void test_first_packet_creates_entry_and_reply_is_found_in_reverse(void *
 	/* the reply tuple is the inverted original */
 	assert_int_equal(ci.reply.sport, 53);
 	assert_int_equal(ci.reply.dport, 40000);
+	teardown_f(f);
+}
+
+static void test_default_settings_keep_no_counters_as_the_kernel(void **state)
+{
+	/* nf_conntrack_acct is 0 in a fresh kernel namespace and in
+	 * ct_settings_default(): no counters, and the entry has no room
+	 * for them */
+	struct fixture *f = setup_default();
+	struct ct_packet p = udp4(0x0a000001, 0x0a000002, 40000, 53);
+	struct ct_verdict v;
+	struct ct_conn_info ci;
+	enum ct_dir dir;
+	struct ct_table_config cfg;
+	struct ct_table *t2;
+
+	(void)state;
+	assert_int_equal(ct_process(f->thr, &p, 1 * SEC, &v), 0);
+	assert_int_equal(ct_process(f->thr, &p, 2 * SEC, &v), 0);
+	assert_int_equal(ct_table_lookup(f->thr, &p.tuple, &ci, &dir), 1);
+	assert_int_equal(ci.packets[0], 0);
+	assert_int_equal(ci.bytes[0], 0);
+	ct_table_config_default(&cfg);
+	cfg.settings.acct = 1;
+	assert_int_equal(ct_table_create(&cfg, &t2), 0);
+	assert_true(ct_conn_size_l3(f->t, CT_L3_IPV4, IPPROTO_UDP) <
+		    ct_conn_size_l3(t2, CT_L3_IPV4, IPPROTO_UDP));
+	ct_table_destroy(t2);
 	teardown_f(f);
 }
 
@@ -1706,6 +1739,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_first_packet_creates_entry_and_reply_is_found_in_reverse),
+		cmocka_unit_test(test_default_settings_keep_no_counters_as_the_kernel),
 		cmocka_unit_test(test_events_new_then_update_on_reply),
 		cmocka_unit_test(test_collector_expires_due_entries_and_reports_destroy),
 		cmocka_unit_test(test_idle_collector_pass_locks_no_row),

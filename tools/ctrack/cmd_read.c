@@ -533,6 +533,7 @@ int cmd_read(int argc, char **argv)
 	rs.progress = -1;
 	rs.fo.format = FMT_CONNTRACK;
 	ct_settings_default(&rs.set);
+	rs.set.acct = 1;        /* the tool's one difference: see --help */
 	next_gc_due = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:esh", lopts, NULL)) != -1) {
