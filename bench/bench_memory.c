@@ -57,6 +57,7 @@ static int child_churn(const struct bench_args *a, uint64_t conns)
 	ct_table_config_default(&cfg);
 	cfg.settings.max = 0;
 	cfg.settings.checksum = 0;
+	cfg.settings.acct = 1;
 	t = bu_table(&cfg);
 	thr = ct_thread_attach(t);
 	rss0 = bu_rss_bytes();
