@@ -33,7 +33,7 @@
  * kernel namespace's: checksums verified (OVS verifies them too) and no
  * per-connection packet and byte counters (nf_conntrack_acct = 0; OVS's
  * conntrack keeps none).  --acct turns ctrack's counters on for bench and
- * large (the rows say ctrack_acct), so that the cost of the extra work is
+ * large (the rows say acct), so that the cost of the extra work is
  * measured too; the capture path runs the `ctrack` tool, which keeps
  * counters by default.
  *
@@ -700,7 +700,7 @@ static void wl_bench(const struct ovsb_env *e, unsigned threads, bool change,
 		 "ct_parse_frame + ct_process_burst of %u", e->build, threads, pkts, c.batch);
 	snprintf(params, sizeof(params),
 		 "\"threads\":%u,\"pkts_per_thread\":%lu,\"batch\":%u,\"change_conn\":%d,"
-		 "\"ctrack_acct\":%d,"
+		 "\"acct\":%d,"
 		 "\"timed\":\"process cpu / threads\",\"ovs_wall_mpps\":%.4f,"
 		 "\"ctrack_wall_mpps\":%.4f", threads, pkts, c.batch, change, ovsb_acct,
 		 median(ow, runs), median(cw, runs));
@@ -924,12 +924,12 @@ static void wl_large(const struct ovsb_env *e, uint32_t n, size_t l)
 			target = 6.0;
 		if (m[i].wall_key)
 			snprintf(params, sizeof(params), "\"conns\":%u,\"lookups\":%zu,"
-				 "\"batch\":32,\"ctrack_acct\":%d,\"timed\":\"thread cpu\","
+				 "\"batch\":32,\"acct\":%d,\"timed\":\"thread cpu\","
 				 "\"ovs_wall_%s\":%.4f,\"ctrack_wall_%s\":%.4f", n, l, ovsb_acct,
 				 m[i].unit, median(ow[i], runs), m[i].unit, median(cw[i], runs));
 		else
 			snprintf(params, sizeof(params), "\"conns\":%u,\"lookups\":%zu,"
-				 "\"batch\":32,\"ctrack_acct\":%d,\"measured\":\"rss delta\"",
+				 "\"batch\":32,\"acct\":%d,\"measured\":\"rss delta\"",
 				 n, l, ovsb_acct);
 		struct ovsb_row row = { "large", m[i].metric, m[i].unit,
 			m[i].higher_better, median(ov[i], runs), median(cv[i], runs),
