@@ -455,8 +455,9 @@ unsigned ct_row_count(const struct ct_row *r);
  * memory).  For ct_htab_insert_locked_inline. */
 struct ct_row *ct_htab_ovf_new(struct ct_htab *h);
 
-/* Overflow rows of @h in chains now, and in the pool (handed out since
- * the generation began, retired ones not counted); for tests. */
+/* For tests and probes: ct_htab_ovf_live - overflow rows of @h in chains
+ * now; ct_htab_ovf_mapped - rows ever carved from mapped blocks (the most
+ * in chains at once, plus any that waited for a grace period meanwhile). */
 uint64_t ct_htab_ovf_live(const struct ct_htab *h);
 uint64_t ct_htab_ovf_mapped(const struct ct_htab *h);
 
