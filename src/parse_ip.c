@@ -426,7 +426,7 @@ enum ct_pkt_kind ct_parse_ip6_pass(struct ct_packet *out,
 		.n_frag = 1,
 	};
 
-	memset(out, 0, sizeof(*out));
+	ct_packet_zero(out);
 	out->ts = frag->ts;
 	out->ifindex = frag->ifindex;
 	out->n_vlan = frag->n_vlan;
