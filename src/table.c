@@ -813,9 +813,11 @@ int ct_table_set_labels(struct ct_thread *thr, const struct ct_tuple *tuple,
 	return set_attr(thr, tuple, 0, 0, labels, now);
 }
 
-/* Flush: collect a row's victims under its lock, emit after. */
-static long flush_row(struct ct_thread *thr, struct ct_row *head, int zone,
-		      ct_time_ns now)
+/* Flush: collect a row's victims under its lock, emit after.  The
+ * overflow rows it empties leave the chain for reuse (htab.h), into
+ * *@ovf, which the caller hands to call_rcu. */
+static long flush_row(struct ct_thread *thr, struct ct_htab *h, struct ct_row *head,
+		      int zone, ct_time_ns now, struct ct_ovf_retire **ovf)
 {
 	struct ct_conn *victims[CT_ROW_SLOTS * 16];
 	unsigned n;
@@ -845,6 +847,8 @@ again:
 			atomic_store_explicit(&r->slot[k], 0, memory_order_release);
 			victims[n++] = c;
 		}
+	if (!more && ct_row_next(head) && !ct_row_moved(head))
+		ct_htab_ovf_unlink_empty(h, head, ovf, thr->t->rcu);
 	ct_row_unlock(head);
 	for (unsigned i = 0; i < n; i++) {
 		struct ct_conn *c = victims[i];
@@ -873,6 +877,7 @@ long ct_table_flush(struct ct_thread *thr, int zone, ct_time_ns now)
 {
 	struct ct_table *t = thr->t;
 	struct ct_htab *h, *f;
+	struct ct_ovf_retire *ovf = NULL;
 	long n = 0;
 
 	/* one zone: its own slabs, at the cost of its own entries */
@@ -884,9 +889,10 @@ long ct_table_flush(struct ct_thread *thr, int zone, ct_time_ns now)
 	h = atomic_load_explicit(&t->htab, memory_order_acquire);
 	f = atomic_load_explicit(&h->future, memory_order_acquire);
 	for (uint64_t i = 0; i < h->n_rows; i++)
-		n += flush_row(thr, &h->rows[i], zone, now);
+		n += flush_row(thr, h, &h->rows[i], zone, now, &ovf);
 	for (uint64_t i = 0; f && i < f->n_rows; i++)
-		n += flush_row(thr, &f->rows[i], zone, now);
+		n += flush_row(thr, f, &f->rows[i], zone, now, &ovf);
+	ct_ovf_retire_flush(&ovf, t->rcu);
 	ct_read_unlock(thr);
 	pthread_mutex_unlock(&t->resize_lock);
 	ct_thread_flush_frees(thr);

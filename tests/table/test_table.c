@@ -556,7 +556,8 @@ static void test_empty_overflow_rows_leave_their_chains_and_are_reused(void **st
 	 * need an overflow row.  When every flow has expired, the pass
 	 * that removes them takes each emptied overflow row out of its
 	 * chain; a grace period later the same flows, created again, get
-	 * their overflow rows from those, and no more memory is mapped. */
+	 * their overflow rows from those, and no more memory is mapped.
+	 * A flush does the same. */
 	struct ct_table_config cfg;
 	struct fixture *f;
 	struct ct_verdict v;
@@ -624,6 +625,17 @@ static void test_empty_overflow_rows_leave_their_chains_and_are_reused(void **st
 		assert_int_not_equal(v.cls, CT_V_NEW);
 	}
 	assert_int_equal(ct_table_count(f->t), 64 * 12);
+	/* a flush empties every chain and takes the overflow rows out */
+	assert_int_equal(ct_table_flush(f->thr, -1, 42 * SEC), 64 * 12);
+	assert_int_equal(ct_htab_ovf_live(h), 0);
+	assert_int_equal(rows_with_overflow(h), 0);
+	f->t->rcu->barrier();
+	for (uint32_t i = 0; i < 64 * 12; i++) {
+		struct ct_packet p = udp4(0x0a000000 + i, 0x0a000002, 1000, 53);
+		ct_process(f->thr, &p, 43 * SEC, &v);
+		assert_int_equal(v.cls, CT_V_NEW);
+	}
+	assert_int_equal(ct_htab_ovf_mapped(h), mapped);
 	teardown_f(f);
 }
 
