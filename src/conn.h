@@ -170,22 +170,17 @@ static inline uint8_t ct_conn_icmp_type(const struct ct_conn *c)
 
 static inline void ct_conn_lock(struct ct_conn *c)
 {
-	unsigned spins = 0;
-
-	while (atomic_exchange_explicit(&c->lock, 1, memory_order_acquire)) {
-		while (atomic_load_explicit(&c->lock, memory_order_relaxed))
-			ct_spin_relax(&spins);
-	}
+	ct_spin_lock(&c->lock);
 }
 
 static inline bool ct_conn_trylock(struct ct_conn *c)
 {
-	return !atomic_exchange_explicit(&c->lock, 1, memory_order_acquire);
+	return ct_spin_trylock(&c->lock);
 }
 
 static inline void ct_conn_unlock(struct ct_conn *c)
 {
-	atomic_store_explicit(&c->lock, 0, memory_order_release);
+	ct_spin_unlock(&c->lock);
 }
 
 static inline uint32_t ct_conn_status(const struct ct_conn *c)

@@ -77,19 +77,6 @@ static void ovf_pool_put(struct ct_ovf_pool *p)
 	free(p);
 }
 
-static void ovf_lock(struct ct_ovf_pool *p)
-{
-	unsigned spins = 0;
-
-	while (atomic_exchange_explicit(&p->lock, 1, memory_order_acquire))
-		ct_spin_relax(&spins);
-}
-
-static void ovf_unlock(struct ct_ovf_pool *p)
-{
-	atomic_store_explicit(&p->lock, 0, memory_order_release);
-}
-
 _Static_assert(sizeof(struct ct_ovf_block) <= sizeof(struct ct_row),
 	       "a block's header fits in its first row");
 
@@ -222,7 +209,7 @@ struct ct_row *ct_htab_ovf_new(struct ct_htab *h)
 
 	_Static_assert(CT_ROW_SLOTS * sizeof(uint16_t) <= sizeof(*r),
 		       "an overflow row's slot bounds fit the line after it");
-	ovf_lock(p);
+	ct_spin_lock(&p->lock);
 	if (p->free) {
 		/* past its grace period: nobody reads it any more */
 		r = p->free;
@@ -255,7 +242,7 @@ struct ct_row *ct_htab_ovf_new(struct ct_htab *h)
 out:
 	if (r)
 		atomic_fetch_add_explicit(&p->live, 1, memory_order_relaxed);
-	ovf_unlock(p);
+	ct_spin_unlock(&p->lock);
 	return r;
 }
 
@@ -277,10 +264,10 @@ static void ovf_retire_cb(struct rcu_head *head)
 
 	while (*ovf_link(last))
 		last = *ovf_link(last);
-	ovf_lock(p);
+	ct_spin_lock(&p->lock);
 	*ovf_link(last) = p->free;
 	p->free = b->rows;
-	ovf_unlock(p);
+	ct_spin_unlock(&p->lock);
 	ovf_pool_put(p);
 	free(b);
 }

@@ -378,13 +378,10 @@ static void walk_ns(struct victim_ctx *vc, struct ct_ns *ns)
 
 		/* the slab lock freezes the chunk list; objects carved after
 		 * this are caught by their inserter (it sees DYING) */
-		unsigned spins = 0;
-
-		while (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire))
-			ct_spin_relax(&spins);
+		ct_spin_lock(&s->lock);
 		for (struct ct_slab_chunk *ch = s->chunks; ch; ch = ch->next)
 			walk_chunk(vc, ch);
-		atomic_store_explicit(&s->lock, 0, memory_order_release);
+		ct_spin_unlock(&s->lock);
 	}
 	if (vc->walked)
 		ct_ns_count_add(ns, -vc->walked);

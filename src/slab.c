@@ -67,16 +67,12 @@ static void unpoison(void *p, size_t len)
 
 static void slab_lock(struct ct_slab *s)
 {
-	unsigned spins = 0;
-
-	while (atomic_exchange_explicit(&s->lock, 1, memory_order_acquire))
-		while (atomic_load_explicit(&s->lock, memory_order_relaxed))
-			ct_spin_relax(&spins);
+	ct_spin_lock(&s->lock);
 }
 
 static void slab_unlock(struct ct_slab *s)
 {
-	atomic_store_explicit(&s->lock, 0, memory_order_release);
+	ct_spin_unlock(&s->lock);
 }
 
 int ct_arena_init(struct ct_arena *a)
