@@ -47,12 +47,12 @@ struct ct_ovf_pool {
 	_Atomic uint64_t mapped;       /* rows carved from blocks */
 };
 
-/* Rows unlinked by the collector, waiting for a grace period. */
+/* Rows unlinked by the collector, waiting for a grace period (made with
+ * its first row: never empty). */
 struct ct_ovf_retire {
 	struct rcu_head rcu;
 	struct ct_ovf_pool *pool;
 	struct ct_row *rows;           /* linked: ovf_link */
-	uint64_t n;
 };
 
 /* A retired row is linked through the first word of its slot-bounds
@@ -280,11 +280,6 @@ void ct_ovf_retire_flush(struct ct_ovf_retire **batch,
 	if (!b)
 		return;
 	*batch = NULL;
-	if (!b->n) {
-		ovf_pool_put(b->pool);
-		free(b);
-		return;
-	}
 	rcu->update_call_rcu(&b->rcu, ovf_retire_cb);
 }
 
@@ -311,7 +306,6 @@ unsigned ct_htab_ovf_unlink_empty(struct ct_htab *h, struct ct_row *head,
 				break;
 			b->pool = h->ovf;
 			b->rows = NULL;
-			b->n = 0;
 			atomic_fetch_add_explicit(&h->ovf->refs, 1, memory_order_relaxed);
 			*batch = b;
 		}
@@ -324,7 +318,6 @@ unsigned ct_htab_ovf_unlink_empty(struct ct_htab *h, struct ct_row *head,
 				      memory_order_release);
 		*ovf_link(r) = b->rows;
 		b->rows = r;
-		b->n++;
 		n++;
 		atomic_fetch_sub_explicit(&h->ovf->live, 1, memory_order_relaxed);
 	}
