@@ -37,70 +37,6 @@ static int count_cb(const struct ct_conn_info *ci, void *arg)
 	return 0;
 }
 
-static void test_one_full_pass_removes_every_expired_entry_of_a_full_row(void **state)
-{
-	struct ct_table_config cfg;
-	struct ct_hash_key key;
-	struct ct_table *t;
-	struct ct_thread *thr;
-	struct ct_gc_result r;
-	struct ct_stats st;
-	uint64_t dumped = 0;
-	unsigned placed = 0;
-	const ct_time_ns t0 = 100 * STRESS_SEC;
-
-	(void)state;
-	ct_table_config_default(&cfg);
-	cfg.settings.checksum = 0;
-	cfg.settings.buckets = 64;
-	cfg.hash_key = fixed_key;
-	cfg.resize_load_pct = 101;          /* no online resize */
-	cfg.max_chain = 64;
-	assert_int_equal(ct_table_create(&cfg, &t), 0);
-	ct_tsan_rcu_wrap(t);
-	thr = ct_thread_attach(t);
-	assert_non_null(thr);
-	memcpy(&key, fixed_key, sizeof(key));
-
-	/* UDP flows 10.1.x.y:1024 -> 192.0.2.1:53 whose hash selects row 0 */
-	for (uint32_t i = 0; i < (1u << 20) && placed < cfg.max_chain; i++) {
-		struct ct_packet p;
-		struct ct_verdict v;
-
-		memset(&p, 0, sizeof(p));
-		p.kind = CT_PKT_TRACKABLE;
-		p.tuple.l3 = CT_L3_IPV4;
-		p.tuple.l4 = IPPROTO_UDP;
-		p.tuple.src.ip4 = htonl(0x0a000000u | (i & 0xffffffu));
-		p.tuple.dst.ip4 = htonl(STRESS_SERVER);
-		p.tuple.sport = 1024;
-		p.tuple.dport = 53;
-		p.l3_len = 48;
-		p.l4_len = 28;
-		if (ct_row_index(ct_hash_tuple(&key, &p.tuple), 64) != 0)
-			continue;
-		assert_int_equal(ct_process(thr, &p, t0, &v), 0);
-		assert_int_equal(v.cls, CT_V_NEW);
-		placed++;
-	}
-	/* more than the collector takes from a row at a time (6 slots x 8) */
-	assert_int_equal(placed, cfg.max_chain);
-	assert_int_equal(ct_table_count(t), placed);
-
-	/* the kernel's unreplied UDP timeout is 30 s: at +31 s all are due */
-	assert_int_equal(ct_gc_step(thr, t0 + 31 * STRESS_SEC, 0, &r), 0);
-	assert_true(r.pass_done);
-	assert_int_equal(r.expired, placed);
-	assert_int_equal(ct_table_dump(thr, -1, count_cb, &dumped), 0);
-	assert_int_equal(dumped, 0);
-	assert_int_equal(ct_table_count(t), 0);
-	ct_table_get_stats(t, &st);
-	assert_int_equal(st.expired, placed);
-
-	ct_thread_detach(thr);
-	ct_table_destroy(t);
-}
-
 /* Row-0 UDP flows of zone @zone: 10.x.y.z:p -> 192.0.2.1:53, the zone
  * in the source address. */
 static unsigned row0_flows(const struct ct_hash_key *key, uint16_t zone,
@@ -125,6 +61,71 @@ static unsigned row0_flows(const struct ct_hash_key *key, uint16_t zone,
 	return n;
 }
 
+/* A new entry for @tu at @now. */
+static void create_flow(struct ct_thread *thr, const struct ct_tuple *tu, ct_time_ns now)
+{
+	struct ct_packet p;
+	struct ct_verdict v;
+
+	memset(&p, 0, sizeof(p));
+	p.kind = CT_PKT_TRACKABLE;
+	p.tuple = *tu;
+	p.l3_len = 48;
+	p.l4_len = 28;
+	assert_int_equal(ct_process(thr, &p, now, &v), 0);
+	assert_int_equal(v.cls, CT_V_NEW);
+}
+
+static void test_one_full_pass_removes_every_expired_entry_of_a_full_row(void **state)
+{
+	struct ct_table_config cfg;
+	struct ct_hash_key key;
+	struct ct_table *t;
+	struct ct_thread *thr;
+	struct ct_gc_result r;
+	struct ct_stats st;
+	uint64_t dumped = 0;
+	unsigned placed = 0;
+	const ct_time_ns t0 = 100 * STRESS_SEC;
+	struct ct_tuple flows[64];
+
+	(void)state;
+	ct_table_config_default(&cfg);
+	cfg.settings.checksum = 0;
+	cfg.settings.buckets = 64;
+	cfg.hash_key = fixed_key;
+	cfg.resize_load_pct = 101;          /* no online resize */
+	cfg.max_chain = 64;
+	assert_int_equal(ct_table_create(&cfg, &t), 0);
+	ct_tsan_rcu_wrap(t);
+	thr = ct_thread_attach(t);
+	assert_non_null(thr);
+	memcpy(&key, fixed_key, sizeof(key));
+
+	/* UDP flows whose hash selects row 0 */
+	assert_int_equal(row0_flows(&key, 0, flows, cfg.max_chain), cfg.max_chain);
+	for (unsigned i = 0; i < cfg.max_chain; i++) {
+		create_flow(thr, &flows[i], t0);
+		placed++;
+	}
+	/* more than the collector takes from a row at a time (6 slots x 8) */
+	assert_int_equal(placed, cfg.max_chain);
+	assert_int_equal(ct_table_count(t), placed);
+
+	/* the kernel's unreplied UDP timeout is 30 s: at +31 s all are due */
+	assert_int_equal(ct_gc_step(thr, t0 + 31 * STRESS_SEC, 0, &r), 0);
+	assert_true(r.pass_done);
+	assert_int_equal(r.expired, placed);
+	assert_int_equal(ct_table_dump(thr, -1, count_cb, &dumped), 0);
+	assert_int_equal(dumped, 0);
+	assert_int_equal(ct_table_count(t), 0);
+	ct_table_get_stats(t, &st);
+	assert_int_equal(st.expired, placed);
+
+	ct_thread_detach(thr);
+	ct_table_destroy(t);
+}
+
 #define OVF_CHURN 30        /* short-lived flows a round (zone 0, 30 s) */
 #define OVF_ANCHORS 2       /* long-lived ones a round (zone 1, 120 s) */
 #define OVF_ROUNDS_MAX 20000
@@ -146,6 +147,21 @@ struct ovf_reader {
 	unsigned id;
 };
 
+/* Look @tu up as a packet would, in a read-side section of its own. */
+static bool flow_found(struct ct_thread *thr, const struct ovf_run *run,
+		       const struct ct_tuple *tu)
+{
+	struct ct_tuple inv;
+	enum ct_dir dir;
+	struct ct_conn *c;
+
+	ct_tuple_invert(tu, &inv);
+	run->t->rcu->read_lock();
+	c = ct_table_find(thr, ct_hash_tuple(&run->key, tu), tu, &inv, &dir);
+	run->t->rcu->read_unlock();
+	return c != NULL;
+}
+
 static void *ovf_reader_main(void *arg)
 {
 	struct ovf_reader *rd = arg;
@@ -162,49 +178,15 @@ static void *ovf_reader_main(void *arg)
 		 * later round */
 		for (unsigned k = r >= 2 ? r - 2 : 0; k < r; k++)
 			for (unsigned a = 0; a < OVF_ANCHORS; a++) {
-				const struct ct_tuple *tu = &run->anchors[k * OVF_ANCHORS + a];
-				struct ct_tuple inv;
-				enum ct_dir dir;
-				struct ct_conn *c;
-
-				ct_tuple_invert(tu, &inv);
-				run->t->rcu->read_lock();
-				c = ct_table_find(thr, ct_hash_tuple(&run->key, tu), tu, &inv, &dir);
-				run->t->rcu->read_unlock();
 				lookups++;
-				misses += c == NULL;
+				misses += !flow_found(thr, run, &run->anchors[k * OVF_ANCHORS + a]);
 			}
-		{
-			struct ct_tuple inv;
-			enum ct_dir dir;
-			struct ct_conn *c;
-
-			ct_tuple_invert(&run->absent, &inv);
-			run->t->rcu->read_lock();
-			c = ct_table_find(thr, ct_hash_tuple(&run->key, &run->absent),
-					  &run->absent, &inv, &dir);
-			run->t->rcu->read_unlock();
-			misses += c != NULL;
-		}
+		misses += flow_found(thr, run, &run->absent);
 	}
 	atomic_fetch_add(&run->lookups, lookups);
 	atomic_fetch_add(&run->misses, misses);
 	ct_thread_detach(thr);
 	return NULL;
-}
-
-static void ovf_create(struct ct_thread *thr, const struct ct_tuple *tu, ct_time_ns now)
-{
-	struct ct_packet p;
-	struct ct_verdict v;
-
-	memset(&p, 0, sizeof(p));
-	p.kind = CT_PKT_TRACKABLE;
-	p.tuple = *tu;
-	p.l3_len = 48;
-	p.l4_len = 28;
-	assert_int_equal(ct_process(thr, &p, now, &v), 0);
-	assert_int_equal(v.cls, CT_V_NEW);
 }
 
 static void test_anchors_stay_found_while_emptied_overflow_rows_leave_the_chain(void **state)
@@ -255,9 +237,9 @@ static void test_anchors_stay_found_while_emptied_overflow_rows_leave_the_chain(
 	while (rounds < OVF_ROUNDS_MAX && (rounds < 8 || stress_mono_ms() < deadline)) {
 		/* this round's short-lived flows, then its anchors behind them */
 		for (unsigned i = 0; i < OVF_CHURN; i++)
-			ovf_create(thr, &churn[i], now);
+			create_flow(thr, &churn[i], now);
 		for (unsigned a = 0; a < OVF_ANCHORS; a++)
-			ovf_create(thr, &run.anchors[rounds * OVF_ANCHORS + a], now);
+			create_flow(thr, &run.anchors[rounds * OVF_ANCHORS + a], now);
 		rounds++;
 		atomic_store(&run.round, rounds);
 		/* a reader may still look up the anchors of round - 2 until it

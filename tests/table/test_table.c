@@ -99,6 +99,18 @@ static struct fixture *setup_default(void)
 	return setup_with(&cfg);
 }
 
+/* A fixed table of 64 rows (the smallest; it never grows), so that a few
+ * hundred entries share every row; @key fixes the hash (NULL: random). */
+static void crowded_cfg(struct ct_table_config *cfg, const uint8_t *key)
+{
+	ct_table_config_default(cfg);
+	cfg->settings.checksum = 0;
+	cfg->settings.max = 0;
+	cfg->settings.buckets = 64;
+	cfg->hash_key = key;
+	cfg->resize_load_pct = 200;
+}
+
 static void teardown_f(struct fixture *f)
 {
 	ct_thread_detach(f->thr);
@@ -519,13 +531,8 @@ static void test_chain_limit_refuses_and_counts_chaintoolong(void **state)
 	static const uint8_t key[16] = { 1, 2, 3 };
 
 	(void)state;
-	ct_table_config_default(&cfg);
-	cfg.settings.checksum = 0;
-	cfg.settings.max = 0;
-	cfg.settings.buckets = 64;
+	crowded_cfg(&cfg, key);
 	cfg.max_chain = 8;
-	cfg.hash_key = key;
-	cfg.resize_load_pct = 200;
 	f = setup_with(&cfg);
 	for (uint32_t i = 0; i < 64 * 64; i++) {
 		struct ct_packet p = udp4(0x0a000000 + i, 0x0a000002, 1000, 53);
@@ -568,12 +575,7 @@ static void test_empty_overflow_rows_leave_their_chains_and_are_reused(void **st
 	static const uint8_t key[16] = { 9, 8, 7 };
 
 	(void)state;
-	ct_table_config_default(&cfg);
-	cfg.settings.checksum = 0;
-	cfg.settings.max = 0;
-	cfg.settings.buckets = 64;
-	cfg.hash_key = key;
-	cfg.resize_load_pct = 200;
+	crowded_cfg(&cfg, key);
 	f = setup_with(&cfg);
 	ct_table_set_event_handler(f->t, NULL, NULL);
 	h = atomic_load(&f->t->htab);
@@ -986,18 +988,14 @@ static void test_slot_bound_decodes_to_a_lower_bound_of_the_expiry(void **state)
 	}
 }
 
-/* a fixed table of 64 rows (the smallest), so that a few hundred
- * entries share every row: a pass that removes some reads the others
- * (their rows are locked for the removal) and sets their slot bounds */
+/* a crowded table (crowded_cfg): a pass that removes some entries of a
+ * row reads the others (their rows are locked for the removal) and sets
+ * their slot bounds */
 static struct fixture *setup_crowded(void)
 {
 	struct ct_table_config cfg;
 
-	ct_table_config_default(&cfg);
-	cfg.settings.checksum = 0;
-	cfg.settings.max = 0;
-	cfg.settings.buckets = 64;
-	cfg.resize_load_pct = 200;
+	crowded_cfg(&cfg, NULL);
 	return setup_with(&cfg);
 }
 
