@@ -38,6 +38,33 @@
 
 #include "bench_util.h"
 
+/* A table as every variant measures it: the library's defaults with no
+ * limit, checksums off, accounting as asked; *@thr attached to it. */
+static struct ct_table *mem_table(bool acct, struct ct_thread **thr)
+{
+	struct ct_table_config cfg;
+	struct ct_table *t;
+
+	ct_table_config_default(&cfg);
+	cfg.settings.max = 0;
+	cfg.settings.checksum = 0;
+	cfg.settings.acct = acct;
+	t = bu_table(&cfg);
+	*thr = ct_thread_attach(t);
+	return t;
+}
+
+/* The RSS once reclaim has caught up: the thread detaches (its free
+ * batch goes to call_rcu) and attaches again, and the grace periods get
+ * 300 ms. */
+static uint64_t settled_rss(struct ct_table *t, struct ct_thread **thr)
+{
+	ct_thread_detach(*thr);
+	*thr = ct_thread_attach(t);
+	bu_sleep_ns(300000000ull);
+	return bu_rss_bytes();
+}
+
 /* The churn variant (see the top): RSS per connection after the fill and
  * after --turnovers times the table has been replaced. */
 static int child_churn(const struct bench_args *a, uint64_t conns)
@@ -46,39 +73,26 @@ static int child_churn(const struct bench_args *a, uint64_t conns)
 	const ct_time_ns gap = 3000000000ull;
 	uint64_t turnovers = bu_opt_u64(a, "turnovers", 3);
 	uint64_t per = conns / slices, ok = 0, expired = 0, freed = 0;
-	struct ct_table_config cfg;
-	struct ct_table *t;
 	struct ct_thread *thr;
+	struct ct_table *t = mem_table(true, &thr);
 	struct ct_gc_result res;
 	uint64_t rss0, rss_fill, rss1, t0;
 	ct_time_ns now = 1000000000ull;
 	struct bu_rec r;
 
-	ct_table_config_default(&cfg);
-	cfg.settings.max = 0;
-	cfg.settings.checksum = 0;
-	cfg.settings.acct = 1;
-	t = bu_table(&cfg);
-	thr = ct_thread_attach(t);
 	rss0 = bu_rss_bytes();
 	t0 = bu_mono_ns();
 	for (unsigned s = 0; s < slices; s++, now += gap)
 		ok += bu_fill_udp(thr, (uint32_t)(s * per), per, 0, now, false);
 	ct_gc_step(thr, now - gap, 0, &res);     /* finish the resizes */
-	ct_thread_detach(thr);
-	thr = ct_thread_attach(t);
-	bu_sleep_ns(300000000ull);
-	rss_fill = bu_rss_bytes();
+	rss_fill = settled_rss(t, &thr);
 	for (uint64_t k = 0; k < turnovers * slices; k++, now += gap) {
 		ct_gc_step(thr, now, 0, &res);
 		expired += res.expired;
 		freed += res.ovf_rows_freed;
 		bu_fill_udp(thr, (uint32_t)((slices + k) * per), per, 0, now, false);
 	}
-	ct_thread_detach(thr);
-	thr = ct_thread_attach(t);
-	bu_sleep_ns(300000000ull);
-	rss1 = bu_rss_bytes();
+	rss1 = settled_rss(t, &thr);
 	bu_rec_begin(&r, a, "memory", "udp-acct-on-churn");
 	bu_rec_str(&r, "l4", "udp");
 	bu_rec_bool(&r, "acct", true);
@@ -99,21 +113,14 @@ static int child_churn(const struct bench_args *a, uint64_t conns)
 
 static int child(const struct bench_args *a, uint8_t l4, bool acct, uint64_t conns)
 {
-	struct ct_table_config cfg;
-	struct ct_table *t;
 	struct ct_thread *thr;
+	struct ct_table *t = mem_table(acct, &thr);
 	struct ct_gc_result res;
 	uint64_t rss0, rss1, t0, ok;
 	double secs;
 	struct bu_rec r;
 	char name[32];
 
-	ct_table_config_default(&cfg);
-	cfg.settings.max = 0;
-	cfg.settings.checksum = 0;
-	cfg.settings.acct = acct;
-	t = bu_table(&cfg);
-	thr = ct_thread_attach(t);
 	rss0 = bu_rss_bytes();
 	t0 = bu_mono_ns();
 	ok = l4 == IPPROTO_TCP ? bu_fill_tcp(thr, 0, conns, 0, t0)
@@ -122,10 +129,7 @@ static int child(const struct bench_args *a, uint8_t l4, bool acct, uint64_t con
 	/* finish any resize (the collector helps migrate first), then give
 	 * the old generation its grace period */
 	ct_gc_step(thr, t0, 0, &res);
-	ct_thread_detach(thr);
-	thr = ct_thread_attach(t);
-	bu_sleep_ns(300000000ull);
-	rss1 = bu_rss_bytes();
+	rss1 = settled_rss(t, &thr);
 	snprintf(name, sizeof(name), "%s-acct-%s", l4 == IPPROTO_TCP ? "tcp" : "udp",
 		 acct ? "on" : "off");
 	bu_rec_begin(&r, a, "memory", name);
