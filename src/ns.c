@@ -51,6 +51,8 @@ static struct ct_ns *ns_alloc(struct ct_table *t, uint16_t id,
 	ns->gen = atomic_fetch_add(&t->ns_gen, 1) + 1;
 	atomic_init(&ns->refs, 1);
 	atomic_init(&ns->settings, copy);
+	/* before any packet can create an entry under these settings */
+	atomic_fetch_or_explicit(&t->ext_seen, ct_settings_ext(t, s), memory_order_relaxed);
 	for (int i = 0; i < CT_N_CLASSES; i++) {
 		ct_slab_init(&ns->slabs[i], &t->arena,
 			     (uint32_t)(sizeof(struct ct_conn) + (size_t)i * 8),
@@ -181,6 +183,7 @@ int ct_ns_set_settings(struct ct_table *t, uint16_t id, const struct ct_settings
 		free(o);
 		return -ENOENT;
 	}
+	atomic_fetch_or_explicit(&t->ext_seen, ct_settings_ext(t, s), memory_order_relaxed);
 	o->old = atomic_exchange_explicit(&ns->settings, copy, memory_order_acq_rel);
 	if (id == 0) {
 		/* packet threads and the collector read these without

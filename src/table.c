@@ -254,8 +254,7 @@ size_t ct_conn_size_l3(const struct ct_table *t, uint8_t l3, uint8_t l4)
 	unsigned ext;
 
 	ct_table_get_settings(t, &s);
-	ext = (s.acct ? CT_EXT_ACCT : 0) | (s.timestamp ? CT_EXT_TSTAMP : 0) |
-	      (t->cfg.labels ? CT_EXT_LABELS : 0);
+	ext = ct_settings_ext(t, &s);
 	return ct_conn_obj_size(l3, ct_proto_find(l4)->priv_size, ext);
 }
 

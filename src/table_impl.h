@@ -126,6 +126,10 @@ struct ct_table {
 					     * the table's end walks no
 					     * further than the ids in use */
 	_Atomic uint64_t ns_gen;
+	_Atomic unsigned ext_seen;          /* every extension some namespace's
+					     * settings asked for (only grows):
+					     * how far an entry may reach, for
+					     * track.c's prefetch */
 	pthread_mutex_t ns_lock;            /* serialises create/destroy */
 	_Atomic uint64_t ns_reclaims;       /* teardown batches not yet freed
 					     * (ct_table_destroy waits) */
@@ -221,6 +225,13 @@ static inline size_t ct_conn_obj_size(uint8_t l3, uint8_t priv_size, unsigned ex
 		    ct_ext_size(ext);
 
 	return (sz + 7) & ~(size_t)7;
+}
+
+/* The extensions an entry created under settings @s carries. */
+static inline unsigned ct_settings_ext(const struct ct_table *t, const struct ct_settings *s)
+{
+	return (s->acct ? CT_EXT_ACCT : 0) | (s->timestamp ? CT_EXT_TSTAMP : 0) |
+	       (t->cfg.labels ? CT_EXT_LABELS : 0);
 }
 
 /* The slab size class of an object of @size bytes (ct_conn_obj_size). */

@@ -418,12 +418,6 @@ static struct ct_slab_mag *mag_for(struct ct_thread *thr, struct ct_ns *ns,
 	return m;
 }
 
-static unsigned conn_ext(const struct ct_table *t, const struct ct_settings *set)
-{
-	return (set->acct ? CT_EXT_ACCT : 0) | (set->timestamp ? CT_EXT_TSTAMP : 0) |
-	       (t->cfg.labels ? CT_EXT_LABELS : 0);
-}
-
 /* Apply a tracker's answer for an existing entry (lock held).  Returns the
  * events to report; sets *lowered when the expiry got shorter.  @status is
  * the entry's status read under its lock before the tracker ran: ASSURED
@@ -518,7 +512,7 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 	struct ct_conn *c;
 	uint32_t what;
 	uint64_t exp;
-	unsigned ext = conn_ext(t, set);
+	unsigned ext = ct_settings_ext(t, set);
 	size_t size = ct_conn_obj_size(k->key->l3, proto->priv_size, ext);
 	unsigned cls = ct_conn_class(size);
 	struct ct_slab_mag *mag = mag_for(thr, ns, cls);
@@ -1111,10 +1105,12 @@ burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
 	struct ct_table *t;
 	struct ct_htab *h;
 	bool may_skip, any_same = false;
+	unsigned ext_seen;
 
 	if (!thr || (!pkts && n) || (!v && n) || n > CT_BURST_MAX)
 		return -EINVAL;
 	t = thr->t;
+	ext_seen = atomic_load_explicit(&t->ext_seen, memory_order_relaxed);
 	ct_read_lock(thr);
 	h = atomic_load_explicit(&t->htab, memory_order_acquire);
 	/* stage 1: every key; a key hashed here (not IPv4) has its row
@@ -1161,13 +1157,11 @@ burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
 			continue;
 		r = ct_htab_row(h, keys[i].hash);
 		sig = ct_slot_sig(keys[i].hash);
-		span = sizeof(struct ct_conn) + sizeof(struct ct_ext_acct) +
-		       ct_proto_find(pkts[i]->tuple.l4)->priv_size;
-		/* an IPv6 key's tail follows the extensions: all of them,
-		 * at most (the entry's own are not known yet) */
-		if (__builtin_expect(pkts[i]->tuple.l3 != CT_L3_IPV4, 0))
-			span += sizeof(struct ct_ext_tstamp) +
-				sizeof(struct ct_ext_labels) + CT_CONN_V6_TAIL;
+		/* the entry's own extensions are not known yet: those
+		 * that any namespace's settings have asked for, at most
+		 * (an IPv6 key's tail follows them) */
+		span = ct_conn_obj_size(pkts[i]->tuple.l3,
+					ct_proto_find(pkts[i]->tuple.l4)->priv_size, ext_seen);
 		for (unsigned m = ct_row_sig_match(r, keys[i].hash); m; m &= m - 1) {
 			/* acquire: the candidate's tuple is read in stage 4 */
 			uint64_t sl = atomic_load_explicit(&((struct ct_row *)r)->slot[__builtin_ctz(m)],
@@ -1184,12 +1178,12 @@ burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
 				 * take a fill buffer from another packet */
 				const uintptr_t c = (uintptr_t)ct_slot_conn(sl);
 				const uintptr_t end = c + span - 1;
-				/* span is over 64 (the core and accounting),
-				 * so c + 64 is on the second line and end on
-				 * the second or third; a second prefetch of a
-				 * line merges with the first */
+				/* c + 64 is on the second line and end on
+				 * the line after it at most; a second
+				 * prefetch of a line merges with the first */
 				__builtin_prefetch((const void *)c);
-				__builtin_prefetch((const void *)(c + 64));
+				if (span > 64)
+					__builtin_prefetch((const void *)(c + 64));
 				if (__builtin_expect(span > 128, 0)) {
 					for (uintptr_t l = (c & ~(uintptr_t)63) + 128; l <= end; l += 64)
 						__builtin_prefetch((const void *)l);

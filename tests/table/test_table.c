@@ -1677,6 +1677,93 @@ static struct ct_packet udp6(const char *src, const char *dst, uint8_t hops)
 	return p;
 }
 
+/* Every entry of @t lies within the reach a burst prefetches for a
+ * packet of its family and protocol (track.c, stage 3): its extensions
+ * among the table's ext_seen, so its object no larger.  Returns the
+ * entries checked. */
+static unsigned entries_within_prefetch_reach(struct ct_table *t)
+{
+	struct ct_htab *h = atomic_load(&t->htab);
+	unsigned seen = atomic_load(&t->ext_seen), n = 0;
+
+	for (uint64_t i = 0; i < h->n_rows; i++)
+		for (struct ct_row *r = &h->rows[i]; r; r = ct_row_next(r))
+			for (int k = 0; k < CT_ROW_SLOTS; k++) {
+				uint64_t s = atomic_load(&r->slot[k]);
+				struct ct_conn *c;
+				uint8_t priv;
+
+				if (!s)
+					continue;
+				c = ct_slot_conn(s);
+				priv = ct_proto_by_index(c->proto)->priv_size;
+				assert_int_equal(c->ext & ~seen, 0);
+				assert_true(ct_conn_obj_size(c->key.l3, priv, c->ext) <=
+					    ct_conn_obj_size(c->key.l3, priv, seen));
+				n++;
+			}
+	return n;
+}
+
+/*
+ * A burst prefetches the lines an entry may reach before it knows which
+ * extensions the entry has: those that some namespace's settings have
+ * asked for so far (ext_seen), so that a table without counters does
+ * not fetch a line its entries never reach.  Settings given at a
+ * namespace's creation and changed later, on zone 0 and another zone,
+ * IPv4 and IPv6, all stay within it.
+ */
+static void test_burst_prefetch_reaches_every_extension_an_entry_has(void **state)
+{
+	struct ct_table_config cfg;
+	struct ct_settings s;
+	struct ct_verdict v;
+	struct ct_packet p;
+	struct fixture *f;
+
+	(void)state;
+	ct_table_config_default(&cfg);
+	cfg.settings.checksum = 0;
+	f = setup_with(&cfg);
+	/* the kernel's defaults: no counters, no timestamps, no labels */
+	assert_int_equal(atomic_load(&f->t->ext_seen), 0);
+	p = udp4(0x0a000001, 0x0a000002, 40000, 53);
+	ct_process(f->thr, &p, SEC, &v);
+	assert_int_equal(v.cls, CT_V_NEW);
+	assert_int_equal(entries_within_prefetch_reach(f->t), 1);
+
+	/* zone 0 turns counters on */
+	ct_table_get_settings(f->t, &s);
+	s.acct = 1;
+	assert_int_equal(ct_ns_set_settings(f->t, 0, &s), 0);
+	assert_int_equal(atomic_load(&f->t->ext_seen), CT_EXT_ACCT);
+	p = udp4(0x0a000001, 0x0a000003, 40000, 53);
+	ct_process(f->thr, &p, SEC, &v);
+	assert_int_equal(v.cls, CT_V_NEW);
+	assert_int_equal(entries_within_prefetch_reach(f->t), 2);
+
+	/* zone 3 stamps (and does not count) from its creation */
+	s.acct = 0;
+	s.timestamp = 1;
+	assert_int_equal(ct_ns_create(f->t, 3, &s), 0);
+	assert_int_equal(atomic_load(&f->t->ext_seen), CT_EXT_ACCT | CT_EXT_TSTAMP);
+	p.tuple.zone = 3;
+	ct_process(f->thr, &p, SEC, &v);
+	assert_int_equal(v.cls, CT_V_NEW);
+	p = udp6("2001:db8::1", "2001:db8::2", 64);
+	p.tuple.zone = 3;
+	ct_process(f->thr, &p, SEC, &v);
+	assert_int_equal(v.cls, CT_V_NEW);
+
+	/* counters off again on zone 0: its old entries keep theirs, so
+	 * what was seen stays seen */
+	s.timestamp = 0;
+	assert_int_equal(ct_ns_set_settings(f->t, 0, &s), 0);
+	assert_int_equal(atomic_load(&f->t->ext_seen), CT_EXT_ACCT | CT_EXT_TSTAMP);
+	assert_int_equal(entries_within_prefetch_reach(f->t), 4);
+	teardown_f(f);
+}
+
 /*
  * The "router" setting (ctrack_router) keeps only what a Linux router's
  * conntrack confirms: packets it forwards or delivers to itself.  Each
@@ -1781,6 +1868,7 @@ int main(void)
 		cmocka_unit_test(test_burst_at_packet_times_matches_single_packets_at_those_times),
 		cmocka_unit_test(test_burst_runs_at_packet_times_see_their_entry_expire),
 		cmocka_unit_test(test_same_tuple_lives_independently_in_two_zones),
+		cmocka_unit_test(test_burst_prefetch_reaches_every_extension_an_entry_has),
 		cmocka_unit_test(test_batched_teardown_removes_only_the_batch),
 		cmocka_unit_test(test_namespace_maximum_evicts_within_the_namespace),
 		cmocka_unit_test(test_mark_and_labels_set_by_the_application_are_kept_and_reported),
