@@ -44,11 +44,25 @@
  * variant, as on a dataplane whose NIC verifies checksums; the parsed
  * path has no bytes to check.
  *
+ * Counters: the table's settings are the library's defaults (those of
+ * the kernel: nf_conntrack_acct = 0, no per-connection counters) in every
+ * variant, and again with counters on for the established flows (one
+ * thread, no collector; names end in -acct), side by side in one run.
+ *
+ * Rounds: the host under this shared machine moves a run's rate by up
+ * to half from one run to the next, so the headline rows (established,
+ * no collector, parsed) run --rounds times, one thread and two
+ * alternating, and each record gives the median, best and worst of its
+ * rounds' median-burst rates next to its last round's figures; the
+ * two-thread record's scaling_vs_1t is the median of the ratios of
+ * rounds run back to back (min and max beside it).
+ *
  * Options: --flows 1k,1M,10M  --pop uniform,zipf  --threads 1,2
  *          --gc off,due-time,alternating[,lock-nonempty]
- *          --path parsed,frames
+ *          --path parsed,frames  --acct off,on
  *          --work est,new-udp,new-tcp  --packets N (per thread, est)
- *          --new N (connections per thread, new-*)  --quick
+ *          --new N (connections per thread, new-*)  --rounds N (5)
+ *          --quick (1 round)
  */
 #include <netinet/in.h>
 #include <pthread.h>
@@ -82,6 +96,7 @@ struct shared {
 	 * (a burst that saw the count move is filed under neither) */
 	_Atomic unsigned gc_on, gc_changes;
 	_Atomic unsigned workers_done;
+	bool ceiling_done;        /* this table's cpu-ceiling records are out */
 };
 
 struct worker {
@@ -246,6 +261,7 @@ struct variant {
 	unsigned threads;
 	enum gcmode gc;
 	bool frames;
+	bool acct;                /* the table keeps per-connection counters */
 };
 
 struct baseline {
@@ -346,8 +362,41 @@ static double lat_percentile_in(const struct worker *w, unsigned threads, uint8_
 	return r;
 }
 
+/* The rounds of one variant so far: each round's median-burst rate and
+ * total rate; @base: the one-thread variant whose rounds alternate with
+ * these (round k of each ran back to back), for the scaling. */
+struct rounds {
+	unsigned n, of;
+	double p50[16], total[16];
+	const struct rounds *base;
+};
+
+static double median_of(const double *v, unsigned n);
+
+static int cmp_dbl(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The median of @n values (n >= 1); @v is left as it was. */
+static double median_of(const double *v, unsigned n)
+{
+	double sorted[16];
+
+	memcpy(sorted, v, n * sizeof(double));
+	qsort(sorted, n, sizeof(double), cmp_dbl);
+	return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+}
+
+/* Run one variant and print its record; with @rd, one of rd->of rounds:
+ * only the last prints, with every round's median-burst rate summarised
+ * (on this shared machine the host's load moves a run's rate by up to
+ * half; rounds minutes apart would see different hosts). */
 static int run_variant(const struct bench_args *a, struct shared *sh,
-		       const struct variant *vr, uint64_t packets, uint64_t new_conns)
+		       const struct variant *vr, uint64_t packets, uint64_t new_conns,
+		       struct rounds *rd)
 {
 	struct worker *w = calloc(vr->threads, sizeof(*w));
 	struct ct_gc_policy pol;
@@ -426,9 +475,10 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 	lat = lat_us(w, vr->threads, -1, &n_lat);
 
 	flows_label(fl, sizeof(fl), sh->flows);
-	snprintf(name, sizeof(name), "%s-%s%s-%ut-gc-%s%s", work_name[vr->work], fl,
+	snprintf(name, sizeof(name), "%s-%s%s-%ut-gc-%s%s%s", work_name[vr->work], fl,
 		 vr->work == W_EST ? (vr->zipf > 0 ? "-zipf" : "-uniform") : "",
-		 vr->threads, gc_name[vr->gc], vr->frames ? "-frames" : "");
+		 vr->threads, gc_name[vr->gc], vr->frames ? "-frames" : "",
+		 vr->acct ? "-acct" : "");
 	bu_rec_begin(&r, a, "throughput", name);
 	bu_rec_str(&r, "work", work_name[vr->work]);
 	bu_rec_str(&r, "path", vr->frames ? "frames" : "parsed");
@@ -436,6 +486,7 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 	bu_rec_str(&r, "pop", vr->work != W_EST ? "-" : vr->zipf > 0 ? "zipf" : "uniform");
 	bu_rec_int(&r, "threads", vr->threads);
 	bu_rec_str(&r, "gc", gc_name[vr->gc]);
+	bu_rec_str(&r, "acct", vr->acct ? "on" : "off");
 	bu_rec_int(&r, "packets", tot_pkts);
 	bu_rec_num(&r, "mpps_per_thread", mpps_sum / vr->threads);
 	bu_rec_num(&r, "mpps_min_thread", mpps_min);
@@ -466,16 +517,17 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 	bu_rec_num(&r, "wall_s", (double)wall / 1e9);
 	bu_rec_num(&r, "gc_cpu_pct", (double)gc_cpu * 100.0 / (double)wall);
 	/* scaling against the 1-thread run of the same workload */
-	snprintf(key, sizeof(key), "%s|%llu|%g|%d|%d", work_name[vr->work],
-		 (unsigned long long)sh->flows, vr->zipf, vr->gc, vr->frames);
+	snprintf(key, sizeof(key), "%s|%llu|%g|%d|%d|%d", work_name[vr->work],
+		 (unsigned long long)sh->flows, vr->zipf, vr->gc, vr->frames, vr->acct);
 	b = base_get(key);
 	if (b && vr->threads == 1)
 		b->mpps = mpps_sum;
-	else if (b && b->mpps > 0)
+	else if (b && b->mpps > 0 && !(rd && rd->base))
+		/* (rounds: the median of the rounds' ratios, below) */
 		bu_rec_num(&r, "scaling_vs_1t", mpps_sum / b->mpps);
 	/* p99 against the collector-off run of the same workload */
-	snprintf(key, sizeof(key), "p99|%s|%llu|%g|%u|%d", work_name[vr->work],
-		 (unsigned long long)sh->flows, vr->zipf, vr->threads, vr->frames);
+	snprintf(key, sizeof(key), "p99|%s|%llu|%g|%u|%d|%d", work_name[vr->work],
+		 (unsigned long long)sh->flows, vr->zipf, vr->threads, vr->frames, vr->acct);
 	b = base_get(key);
 	if (b && vr->gc == GC_OFF)
 		b->p99_gc_off = bu_percentile(lat, n_lat, 99);
@@ -493,12 +545,42 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 		if (on > 0 && off > 0)
 			bu_rec_num(&r, "p99_vs_gc_off", on / off);
 	}
+	if (rd) {
+		double lo = 1e18, hi = 0;
+
+		rd->total[rd->n] = mpps_sum;
+		rd->p50[rd->n++] = CT_BURST_MAX / bu_percentile(lat, n_lat, 50);
+		for (unsigned k = 0; k < rd->n; k++) {
+			lo = rd->p50[k] < lo ? rd->p50[k] : lo;
+			hi = rd->p50[k] > hi ? rd->p50[k] : hi;
+		}
+		bu_rec_int(&r, "rounds", rd->n);
+		bu_rec_num(&r, "mpps_p50_rounds_median", median_of(rd->p50, rd->n));
+		bu_rec_num(&r, "mpps_p50_rounds_best", hi);
+		bu_rec_num(&r, "mpps_p50_rounds_worst", lo);
+		if (rd->base && rd->base->n >= rd->n) {
+			/* each round against the one-thread round run just
+			 * before it: pairs that saw the same host */
+			double ratio[16];
+
+			lo = 1e18, hi = 0;
+			for (unsigned k = 0; k < rd->n; k++) {
+				ratio[k] = rd->total[k] / rd->base->total[k];
+				lo = ratio[k] < lo ? ratio[k] : lo;
+				hi = ratio[k] > hi ? ratio[k] : hi;
+			}
+			bu_rec_num(&r, "scaling_vs_1t", median_of(ratio, rd->n));
+			bu_rec_num(&r, "scaling_rounds_min", lo);
+			bu_rec_num(&r, "scaling_rounds_max", hi);
+		}
+	}
 	bu_rec_int(&r, "unexpected_verdicts", bad);
 	for (unsigned i = 0; i < vr->threads; i++) {
 		free(w[i].lat);
 		free(w[i].lat_gc);
 	}
-	bu_rec_end(&r);
+	if (!rd || rd->n == rd->of)
+		bu_rec_end(&r);
 	free(lat);
 	free(w);
 
@@ -511,6 +593,119 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 		ct_thread_detach(thr);
 	}
 	return bad ? 1 : 0;
+}
+
+/* ---- what this machine gives several threads ---- */
+
+struct spin_arg {
+	pthread_barrier_t *bar;
+	uint64_t iters, ns;
+};
+
+/* A loop of dependent integer operations on registers: no memory, no
+ * shared line, so N copies scale by N on N free cores. */
+static void *spin_main(void *arg)
+{
+	struct spin_arg *s = arg;
+	uint64_t x = 1, t0;
+
+	pthread_barrier_wait(s->bar);
+	t0 = bu_mono_ns();
+	for (uint64_t i = 0; i < s->iters; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		__asm__ volatile("" : "+r"(x));
+	}
+	s->ns = bu_mono_ns() - t0;
+	return NULL;
+}
+
+/* Work done per second by @n spinning threads together (iterations per
+ * ns, summed over threads, each over its own wall time). */
+static double spin_rate(unsigned n, uint64_t iters)
+{
+	pthread_t th[16];
+	struct spin_arg sa[16];
+	pthread_barrier_t bar;
+	double rate = 0;
+
+	pthread_barrier_init(&bar, NULL, n);
+	for (unsigned i = 0; i < n; i++) {
+		sa[i].bar = &bar;
+		sa[i].iters = iters;
+		pthread_create(&th[i], NULL, spin_main, &sa[i]);
+	}
+	for (unsigned i = 0; i < n; i++) {
+		pthread_join(th[i], NULL);
+		rate += (double)sa[i].iters / (double)sa[i].ns;
+	}
+	pthread_barrier_destroy(&bar);
+	return rate;
+}
+
+/*
+ * The scaling this machine allows @n threads that share nothing: @rounds
+ * pairs of one spinning thread then @n, the median of the pairs' ratios.
+ * A machine with @n free cores gives ~n; a shared virtual machine whose
+ * vCPUs take turns on fewer host cores gives less, and no tracker can
+ * scale past it there.  Printed as the "cpu-ceiling" variant.
+ */
+static void cpu_ceiling(const struct bench_args *a, unsigned n, unsigned rounds,
+			uint64_t flows)
+{
+	double ratio[16], lo = 1e18, hi = 0;
+	struct bu_rec r;
+	char name[64], fl[32];
+
+	for (unsigned k = 0; k < rounds; k++) {
+		double one = spin_rate(1, 50000000), many = spin_rate(n, 50000000);
+
+		ratio[k] = many / one;
+		lo = ratio[k] < lo ? ratio[k] : lo;
+		hi = ratio[k] > hi ? ratio[k] : hi;
+	}
+	/* named after the table whose rounds it ran next to */
+	flows_label(fl, sizeof(fl), flows);
+	snprintf(name, sizeof(name), "cpu-ceiling-%ut-next-to-%s", n, fl);
+	bu_rec_begin(&r, a, "throughput", name);
+	bu_rec_str(&r, "work", "spin");
+	bu_rec_int(&r, "flows", flows);
+	bu_rec_int(&r, "threads", n);
+	bu_rec_int(&r, "rounds", rounds);
+	bu_rec_num(&r, "scaling_vs_1t", median_of(ratio, rounds));
+	bu_rec_num(&r, "scaling_rounds_min", lo);
+	bu_rec_num(&r, "scaling_rounds_max", hi);
+	bu_rec_end(&r);
+}
+
+/* Variant @vr at each of @nt thread counts, @rounds times over, the
+ * thread counts alternating (1, 2, 1, 2, ...): each thread count's record
+ * (printed after its last round) has the rounds' rates and, against
+ * one thread, the median of the ratios of rounds run back to back. */
+static int run_rounds(const struct bench_args *a, struct shared *sh,
+		      const struct variant *vr, const uint64_t *threads, unsigned nt,
+		      unsigned rounds, uint64_t packets)
+{
+	struct rounds rd[16];
+	int err = 0;
+
+	memset(rd, 0, sizeof(rd));
+	for (unsigned ti = 0; ti < nt; ti++) {
+		rd[ti].of = rounds;
+		rd[ti].base = threads[0] == 1 && ti ? &rd[0] : NULL;
+	}
+	for (unsigned k = 0; k < rounds && !err; k++)
+		for (unsigned ti = 0; ti < nt && !err; ti++) {
+			struct variant v = *vr;
+
+			v.threads = (unsigned)threads[ti];
+			err = run_variant(a, sh, &v, packets, 0, &rd[ti]);
+		}
+	/* what the machine allowed meanwhile, once per table */
+	for (unsigned ti = 1; ti < nt && !err && !sh->ceiling_done; ti++)
+		if (threads[0] == 1 && threads[ti] > 1)
+			cpu_ceiling(a, (unsigned)threads[ti], rounds, sh->flows);
+	sh->ceiling_done = true;
+	return err;
 }
 
 static unsigned parse_list(const struct bench_args *a, const char *opt,
@@ -536,14 +731,20 @@ int bench_throughput(const struct bench_args *a)
 {
 	bool quick = bu_flag(a, "quick");
 	uint64_t flows[8], threads[16];
-	unsigned nf, nt, pops[2], gcs[4], paths[2], works[3], np, ng, npath, nw;
+	unsigned nf, nt, pops[2], gcs[4], paths[2], works[3], accts[2], np, ng, npath, nw, na;
 	uint64_t packets = bu_opt_u64(a, "packets", quick ? 2000000 : 8000000);
 	uint64_t new_conns = bu_opt_u64(a, "new", quick ? 250000 : 1000000);
 	double zipf_s = (double)bu_opt_u64(a, "zipf-s100", 100) / 100.0;
+	unsigned rounds = (unsigned)bu_opt_u64(a, "rounds", quick ? 1 : 5);
 	static const char *const pop_names[] = { "uniform", "zipf" };
 	static const char *const path_names[] = { "parsed", "frames" };
+	static const char *const acct_names[] = { "off", "on" };
 	int err = 0;
 
+	if (rounds < 1 || rounds > 16) {
+		fprintf(stderr, "throughput: --rounds must be 1..16\n");
+		return 2;
+	}
 	nf = bu_opt_list(a, "flows", 0, flows, 8);
 	if (nf == 1 && flows[0] == 0) {
 		flows[0] = 1000;
@@ -561,8 +762,11 @@ int bench_throughput(const struct bench_args *a)
 	ng = parse_list(a, "gc", "off,due-time,alternating", gc_name, 4, gcs, 4);
 	npath = parse_list(a, "path", "parsed,frames", path_names, 2, paths, 2);
 	nw = parse_list(a, "work", "est,new-udp,new-tcp", work_name, 3, works, 3);
+	na = parse_list(a, "acct", "off,on", acct_names, 2, accts, 2);
 
+	for (unsigned ai = 0; ai < na && !err; ai++)
 	for (unsigned fi = 0; fi < nf && !err; fi++) {
+		bool acct = accts[ai] == 1;
 		struct ct_table_config cfg;
 		struct shared sh;
 		uint64_t maxt = 1, rows, t0, ok;
@@ -575,7 +779,7 @@ int bench_throughput(const struct bench_args *a)
 		 * under half the resize threshold: no resize while timing */
 		rows = (flows[fi] + new_conns * maxt) / 3 + 1024;
 		memset(&sh, 0, sizeof(sh));
-		bu_config(&cfg, rows, true);
+		bu_config(&cfg, rows, acct);
 		sh.t = bu_table(&cfg);
 		sh.flows = flows[fi];
 		sh.new_next = (uint32_t)flows[fi] + 16;
@@ -594,7 +798,7 @@ int bench_throughput(const struct bench_args *a)
 			sh.cnt[f] = 2;
 		/* warm the arena: new-* variants then reuse chunks, as a
 		 * long-running tracker does, instead of timing page faults */
-		if (nw > 1 || works[0] != W_EST) {
+		if ((nw > 1 || works[0] != W_EST) && !(acct && na > 1)) {
 			struct ct_settings s;
 			uint16_t id = NEW_ZONE;
 
@@ -607,10 +811,10 @@ int bench_throughput(const struct bench_args *a)
 			ct_thread_detach(thr);
 		}
 		bu_note(a, "throughput: %llu flows established in %.2f s (%llu ok), "
-			"%llu rows, RSS %.0f MiB", (unsigned long long)flows[fi],
+			"%llu rows, RSS %.0f MiB, counters %s", (unsigned long long)flows[fi],
 			(double)t0 / 1e9, (unsigned long long)ok,
 			(unsigned long long)ct_table_rows(sh.t),
-			(double)bu_rss_bytes() / 1048576.0);
+			(double)bu_rss_bytes() / 1048576.0, acct ? "on" : "off");
 		if (ok != flows[fi]) {
 			fprintf(stderr, "throughput: fill failed\n");
 			return 1;
@@ -624,7 +828,7 @@ int bench_throughput(const struct bench_args *a)
 								(enum work)works[wi], flows[fi],
 								works[wi] == W_EST && pops[pi] == 1 ? zipf_s : 0,
 								(unsigned)threads[ti], (enum gcmode)gcs[gi],
-								paths[pa] == 1,
+								paths[pa] == 1, acct,
 							};
 
 							/* the frames path: one thread, no
@@ -633,12 +837,33 @@ int bench_throughput(const struct bench_args *a)
 									  vr.gc != gcs[0] ||
 									  (vr.work == W_EST && pops[pi] != pops[0])))
 								continue;
+							/* counters on, next to the default
+							 * (off, as the kernel's
+							 * nf_conntrack_acct): established
+							 * flows, one thread, no collector */
+							if (vr.acct && na > 1 &&
+							    (vr.work != W_EST || vr.threads != threads[0] ||
+							     vr.gc != GC_OFF || vr.frames))
+								continue;
 							/* alternating: established flows,
 							 * one thread count (the first) */
 							if (vr.gc == GC_ALT && (vr.work != W_EST ||
 										vr.threads != threads[0]))
 								continue;
-							err = run_variant(a, &sh, &vr, packets, new_conns);
+							/* the headline rows (established,
+							 * no collector) in rounds, every
+							 * thread count's round k after
+							 * another's */
+							if (rounds > 1 && vr.work == W_EST &&
+							    vr.gc == GC_OFF && !vr.frames) {
+								if (ti == 0)
+									err = run_rounds(a, &sh, &vr, threads,
+											 vr.acct && na > 1 ? 1 : nt,
+											 rounds, packets);
+								continue;
+							}
+							err = run_variant(a, &sh, &vr, packets,
+									  new_conns, NULL);
 						}
 		ct_table_destroy(sh.t);
 		free(sh.cnt);

@@ -197,25 +197,49 @@ blocks["gc-busy"] = table(gb, ["variant", "clock", "interval_ms", "events", "pas
                                "lateness_p50_ms", "lateness_p99_ms", "lateness_max_ms"])
 
 tp = load("throughput")
-def tpv(work, flows, pop=None, threads=1, gc="off", path="parsed"):
+def tpv(work, flows, pop=None, threads=1, gc="off", path="parsed", acct="off"):
+    # results from before the acct field ran with counters on
     for r in tp:
         if (r["work"] == work and r["flows"] == flows and r["threads"] == threads
-                and r["gc"] == gc and r["path"] == path and (pop is None or r["pop"] == pop)):
+                and r["gc"] == gc and r["path"] == path and (pop is None or r["pop"] == pop)
+                and r.get("acct", "on") == acct):
             return r
     return None
+def rounds_txt(r):
+    if "rounds" not in r:
+        return f"{r['mpps_p50_per_thread']:.2f} Mpps by the median burst (mean {r['mpps_per_thread']:.2f})"
+    return (f"{r['mpps_p50_rounds_median']:.2f} Mpps, median of {r['rounds']} rounds "
+            f"(best {r['mpps_p50_rounds_best']:.2f}, worst {r['mpps_p50_rounds_worst']:.2f}; "
+            f"each round's median burst)")
+def rounds_rate(r):
+    return r.get("mpps_p50_rounds_median", r["mpps_p50_per_thread"])
 # rates are judged by the median burst (64 packets over the median burst
 # time): on a shared machine the mean also counts the bursts that waited
 # for the CPU; both are shown
 for pop in ("uniform", "zipf"):
     r = tpv("est", 1000000, pop)
     if r:
-        target(f"throughput est 1M {pop}, 1 thread", r["mpps_p50_per_thread"] >= 10,
-               f"{r['mpps_p50_per_thread']:.2f} Mpps by the median burst (mean {r['mpps_per_thread']:.2f})",
+        target(f"throughput est 1M {pop}, 1 thread", rounds_rate(r) >= 10, rounds_txt(r),
                ">= 10 Mpps")
+    rc = tpv("est", 1000000, pop, acct="on")
+    if rc and r and "acct" in r:
+        target(f"throughput est 1M {pop}, 1 thread, counters on (nf_conntrack_acct=1)",
+               rounds_rate(rc) >= 10, rounds_txt(rc), ">= 10 Mpps")
     r2 = tpv("est", 1000000, pop, threads=2)
+    ceil = next((c for c in tp if c["variant"] == "cpu-ceiling-2t-next-to-1M"), None)
     if r and r2:
-        target(f"throughput est 1M {pop}: 2 threads vs 1", r2.get("scaling_vs_1t", 0) >= 1.8,
-               f"{r2.get('scaling_vs_1t', 0):.2f}x (2 cores shared with other work)", ">= 1.8x")
+        sc = r2.get("scaling_vs_1t", 0)
+        if ceil:
+            # the machine's own ceiling: two threads that share nothing
+            cs = ceil["scaling_vs_1t"]
+            target(f"throughput est 1M {pop}: 2 threads vs 1", True if sc >= 1.8 else
+                   (None if cs < 1.8 else False),
+                   f"{sc:.2f}x, median of {r2.get('rounds', 1)} back-to-back pairs "
+                   f"({r2.get('scaling_rounds_min', sc):.2f}-{r2.get('scaling_rounds_max', sc):.2f}x); "
+                   f"this machine gives two threads that share nothing {cs:.2f}x", ">= 1.8x")
+        else:
+            target(f"throughput est 1M {pop}: 2 threads vs 1", sc >= 1.8,
+                   f"{sc:.2f}x (2 cores shared with other work)", ">= 1.8x")
     ra = tpv("est", 1000000, pop, gc="alternating")
     rg = tpv("est", 1000000, pop, gc="due-time")
     if ra and "p99_vs_gc_off" in ra:
@@ -236,7 +260,8 @@ for work, what in (("new-udp", "one-packet UDP"), ("new-tcp", "whole TCP, 8 pack
         target(f"new connections ({what}), 1M table, 1 thread", p50 >= 5,
                f"{p50:.2f} M/s by the median burst (mean {r['mconns_per_s_per_thread']:.2f})",
                ">= 5 M/s")
-blocks["throughput"] = table(tp, ["variant", "path", "mpps_per_thread", "mpps_p50_per_thread",
+blocks["throughput"] = table(tp, ["variant", "path", "acct", "mpps_per_thread", "mpps_p50_per_thread",
+                                  "mpps_p50_rounds_median", "mpps_p50_rounds_best",
                                   "mpps_total", "ns_per_pkt", "parse_ns_per_pkt",
                                   "mconns_per_s_per_thread", "mconns_p50_per_thread",
                                   "burst_us_p50", "burst_us_p99",
@@ -387,10 +412,10 @@ if tp:
         vals = []
         for pop, gc in (("uniform", "off"), ("zipf", "off"), ("uniform", "due-time"), ("zipf", "due-time")):
             r = tpv("est", f, pop, gc=gc)
-            vals.append(str(r["mpps_p50_per_thread"]) if r else "NaN")
+            vals.append(str(rounds_rate(r)) if r else "NaN")
         label = f"{f // 1000000}M" if f >= 1000000 else f"{f // 1000}k"
         data += label + "\t" + "\t".join(vals) + "\n"
-    plot("throughput", hist + "set ylabel 'Mpps per thread (median burst)'\nset yrange [0:*]\n"
+    plot("throughput", hist + "set ylabel 'Mpps per thread (median burst; of rounds, where run)'\nset yrange [0:*]\n"
          "set title 'throughput: established TCP flows, 1 thread'\n"
          "plot 'DAT' using 2:xtic(1) title columnhead, '' using 3 title columnhead, "
          "'' using 4 title columnhead, '' using 5 title columnhead\n", data)
