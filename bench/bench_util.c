@@ -2,6 +2,11 @@
  * bench_util.c - clocks, options, statistics, result records and
  * synthetic packets for the benchmarks (see bench_util.h).
  *
+ * Options are read strictly: a count is digits with an optional decimal
+ * point and k/M/G and nothing else (strtod took "abc" for 0, "10x" for
+ * 10 and wrapped "-1"), and what cannot be read ends the program with
+ * exit status 2 rather than running on a value nobody asked for.
+ *
  * Packets are built directly as struct ct_packet with no frame behind
  * them (l3/l4 NULL): the benchmarks that use them measure the tracker and
  * its table, and they turn checksum checking off, which is the only thing
@@ -90,6 +95,21 @@ static const char *opt_find(const struct bench_args *a, const char *name,
 	return NULL;
 }
 
+/* The value of --name, @def when the option is absent; present without a
+ * value is an error. */
+static const char *opt_value(const struct bench_args *a, const char *name,
+			     const char *def)
+{
+	bool present;
+	const char *v = opt_find(a, name, &present);
+
+	if (present && !v) {
+		fprintf(stderr, "ctrack-bench: --%s needs a value\n", name);
+		exit(2);
+	}
+	return present ? v : def;
+}
+
 bool bu_flag(const struct bench_args *a, const char *name)
 {
 	bool present;
@@ -98,57 +118,115 @@ bool bu_flag(const struct bench_args *a, const char *name)
 	return present;
 }
 
-/* "10M", "1k", "1000000" */
-static uint64_t parse_count(const char *s)
+/*
+ * "10M", "1k", "1.5M", "1000000" (bu_count): the @len bytes at @s, in
+ * integers so that every count below 2^64 is exact.  False when they are
+ * anything else, a fraction ("1.5") or too big.
+ */
+static bool parse_count(const char *s, size_t len, uint64_t *out)
 {
-	char *end;
-	double v = strtod(s, &end);
+	const char *p = s, *end = s + len;
+	uint64_t whole = 0, frac = 0, scale = 1, mult = 1, part;
+	unsigned digits = 0;
 
-	switch (*end) {
-	case 'k': case 'K': v *= 1e3; break;
-	case 'm': case 'M': v *= 1e6; break;
-	case 'g': case 'G': v *= 1e9; break;
-	default: break;
+	for (; p < end && *p >= '0' && *p <= '9'; p++, digits++) {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (whole > (UINT64_MAX - d) / 10)
+			return false;
+		whole = whole * 10 + d;
 	}
-	return (uint64_t)v;
+	if (p < end && *p == '.')
+		/* at most nine decimals: frac * mult stays below 10^18 */
+		for (p++; p < end && *p >= '0' && *p <= '9'; p++, digits++) {
+			if (scale == 1000000000ull)
+				return false;
+			frac = frac * 10 + (uint64_t)(*p - '0');
+			scale *= 10;
+		}
+	if (!digits)
+		return false;
+	if (p < end) {
+		switch (*p++) {
+		case 'k': case 'K': mult = 1000ull; break;
+		case 'm': case 'M': mult = 1000000ull; break;
+		case 'g': case 'G': mult = 1000000000ull; break;
+		default: return false;
+		}
+	}
+	if (p != end || frac * mult % scale)
+		return false;
+	part = frac * mult / scale;
+	if (whole > (UINT64_MAX - part) / mult)
+		return false;
+	*out = whole * mult + part;
+	return true;
+}
+
+static uint64_t count_or_exit(const char *opt, const char *s, size_t len)
+{
+	uint64_t v;
+
+	if (!parse_count(s, len, &v)) {
+		fprintf(stderr, "ctrack-bench: --%s: '%.*s' is not a count "
+			"(e.g. 1000, 10k, 1M)\n", opt, (int)len, s);
+		exit(2);
+	}
+	return v;
+}
+
+uint64_t bu_count(const char *opt, const char *s)
+{
+	return count_or_exit(opt, s, strlen(s));
+}
+
+unsigned bu_count_list(const char *opt, const char *s, uint64_t *out,
+		       unsigned max)
+{
+	unsigned n = 0;
+
+	for (;;) {
+		size_t len = strcspn(s, ",");
+		uint64_t v = count_or_exit(opt, s, len);
+
+		if (out) {
+			if (n == max) {
+				fprintf(stderr, "ctrack-bench: --%s: at most %u values\n",
+					opt, max);
+				exit(2);
+			}
+			out[n] = v;
+		}
+		n++;
+		if (!s[len])
+			return n;
+		s += len + 1;
+	}
 }
 
 uint64_t bu_opt_u64(const struct bench_args *a, const char *name, uint64_t def)
 {
-	bool present;
-	const char *v = opt_find(a, name, &present);
+	const char *v = opt_value(a, name, NULL);
 
-	return v ? parse_count(v) : def;
+	return v ? bu_count(name, v) : def;
 }
 
 const char *bu_opt_str(const struct bench_args *a, const char *name,
 		       const char *def)
 {
-	bool present;
-	const char *v = opt_find(a, name, &present);
-
-	return v ? v : def;
+	return opt_value(a, name, def);
 }
 
 unsigned bu_opt_list(const struct bench_args *a, const char *name,
 		     uint64_t def, uint64_t *out, unsigned max)
 {
-	bool present;
-	const char *v = opt_find(a, name, &present);
-	unsigned n = 0;
+	const char *v = opt_value(a, name, NULL);
 
 	if (!v) {
 		out[0] = def;
 		return 1;
 	}
-	while (*v && n < max) {
-		out[n++] = parse_count(v);
-		v = strchr(v, ',');
-		if (!v)
-			break;
-		v++;
-	}
-	return n;
+	return bu_count_list(name, v, out, max);
 }
 
 /* ---- statistics ---- */

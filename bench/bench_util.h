@@ -32,15 +32,37 @@ uint64_t bu_thread_cpu_ns(void);
 uint64_t bu_proc_cpu_ns(void);   /* user + system of the whole process */
 void bu_sleep_ns(uint64_t ns);
 
-/* ---- options: "--name" flags and "--name=value" / "--name value" ---- */
+/*
+ * ---- options: "--name" flags and "--name=value" / "--name value" ----
+ *
+ * main.c checks every argument against the benchmark's list in its table
+ * before the benchmark runs; these still refuse what they cannot read (a
+ * value that is not a count, a list too long, an option without its
+ * value): message on stderr and exit status 2, since they have no error
+ * to return and a benchmark that ran on a misread value would waste its
+ * minutes.
+ */
 bool bu_flag(const struct bench_args *a, const char *name);
+/* The count (bu_count) given to --name, or @def when it is absent. */
 uint64_t bu_opt_u64(const struct bench_args *a, const char *name, uint64_t def);
 const char *bu_opt_str(const struct bench_args *a, const char *name,
 		       const char *def);
-/* "1,2,4" -> up to @max numbers in @out; returns how many (or the default
+/* "1,2,4" -> up to @max counts in @out; returns how many (or the default
  * single value @def when the option is absent). */
 unsigned bu_opt_list(const struct bench_args *a, const char *name,
 		     uint64_t def, uint64_t *out, unsigned max);
+
+/* A count: digits, an optional decimal point and digits, an optional k, M
+ * or G (x1e3, 1e6, 1e9): "1000", "10k", "1.5M"; a whole number below 2^64
+ * and nothing else (no sign, no spaces, nothing after).  Anything else
+ * ends the program with "ctrack-bench: --OPT: 'S' is not a count (e.g.
+ * 1000, 10k, 1M)" (exit status 2). */
+uint64_t bu_count(const char *opt, const char *s);
+/* "1k,1M": the counts of a comma-separated list, as bu_count, into @out;
+ * returns how many.  More than @max is an error too; with @out NULL the
+ * list is only checked, however long. */
+unsigned bu_count_list(const char *opt, const char *s, uint64_t *out,
+		       unsigned max);
 
 /* ---- statistics (the arrays are sorted in place) ---- */
 double bu_percentile(double *v, size_t n, double pct);

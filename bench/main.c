@@ -1,51 +1,359 @@
 /*
- * main.c - ctrack-bench NAME [--json] [ARGS...]: run one benchmark.
+ * main.c - ctrack-bench NAME [--json] [OPTIONS...]: run one benchmark.
+ *
+ * The table below lists each benchmark's options (read by its
+ * bench_<name>.c with bu_flag / bu_opt_*, or by its own parser), and the
+ * arguments are checked against it before the benchmark starts: an
+ * unknown option, a value option without its value, a value that is not
+ * what the option takes or a stray word is a usage error (exit status 2)
+ * instead of being ignored by a run that then takes minutes.
+ * `ctrack-bench NAME --help` prints NAME's options and runs nothing;
+ * --check stops after the checks (for scripts).
+ *
+ * The benchmark then gets its arguments in one shape: --json taken out,
+ * "--opt=V" split into "--opt" "V" (bu_opt_* read both; bench_ovs.c's
+ * own parser only the second), and counts written out in decimal ("1M"
+ * becomes "1000000"), so that a benchmark reading them with strtoul
+ * (bench_ovs.c) gets what bu_count would have read.
  */
+#include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
+#include "bench_util.h"
+
+#define QUICK(what) { "quick", BV_FLAG, NULL, what }
+
+static const struct bench_opt gc_yield_opts[] = {
+	{ "passes", BV_COUNT, "N", "full passes per policy (default 2000; --quick 300)" },
+	{ "entries", BV_COUNT, "N", "established connections, none due (default 10000)" },
+	{ "rows", BV_COUNT, "N", "table rows (default 10000; rounded up to a multiple of 64)" },
+	{ "lock", BV_WORD, "lock-nonempty|due-rows|lock-always", "run only this lock policy" },
+	{ "rcu", BV_WORD, "memb|qsbr", "run only this RCU flavour" },
+	QUICK("300 passes"),
+	{ NULL }
+};
+
+static const struct bench_opt gc_idle_opts[] = {
+	{ "conns", BV_COUNT, "N", "ESTABLISHED connections in the table (default 1M)" },
+	{ "seconds", BV_COUNT, "S", "wall-clock seconds per variant (default 10; --quick 3)" },
+	QUICK("3 s per variant"),
+	{ NULL }
+};
+
+static const struct bench_opt gc_busy_opts[] = {
+	{ "conns", BV_COUNT, "N", "UDP flows in the table (default 1M)" },
+	{ "seconds", BV_COUNT, "S", "live: seconds measured (default 10; --quick 4)" },
+	{ "interval", BV_COUNTS, "MS,...", "driven: ms between passes (default 10,100,1000; --quick 10,100)" },
+	{ "driven", BV_FLAG, NULL, "run only the driven-clock variants" },
+	{ "live", BV_FLAG, NULL, "run only the library's collector thread (live)" },
+	QUICK("two intervals, 4 s live"),
+	{ NULL }
+};
+
+static const struct bench_opt throughput_opts[] = {
+	{ "flows", BV_COUNTS, "N,...", "established flows in the table (default 1k,1M,10M; --quick 1k,1M)" },
+	{ "threads", BV_COUNTS, "N,...", "packet threads (default 1,2)" },
+	{ "pop", BV_WORDS, "uniform,zipf", "which flow sends next, est (default uniform,zipf)" },
+	{ "gc", BV_WORDS, "off,due-time,lock-nonempty,alternating", "collector variants (default off,due-time,alternating)" },
+	{ "path", BV_WORDS, "parsed,frames", "packets built, or frames parsed first (default parsed,frames)" },
+	{ "work", BV_WORDS, "est,new-udp,new-tcp", "workloads (default est,new-udp,new-tcp)" },
+	{ "acct", BV_WORDS, "off,on", "table settings to run: without and with per-connection counters (default off,on; on runs est only)" },
+	{ "packets", BV_COUNT, "N", "est: packets per thread (default 8M; --quick 2M)" },
+	{ "new", BV_COUNT, "N", "new-*: connections per thread (default 1M; --quick 250k)" },
+	{ "zipf-s100", BV_COUNT, "N", "the Zipf exponent times 100 (default 100: s = 1)" },
+	{ "rounds", BV_COUNT, "N", "rounds of the est rows, 1 and 2 threads alternating (1..16; default 5; --quick 1)" },
+	QUICK("smaller counts, no 10M table, 1 round"),
+	{ NULL }
+};
+
+static const struct bench_opt memory_opts[] = {
+	{ "conns", BV_COUNT, "N", "connections per variant (default 10M; --quick 1M)" },
+	{ "turnovers", BV_COUNT, "N", "churn: times the table is replaced (default 3)" },
+	QUICK("1M connections"),
+	{ NULL }
+};
+
+static const struct bench_opt teardown_opts[] = {
+	{ "ns", BV_COUNT, "K", "namespaces torn down (default 1000; --quick 200)" },
+	{ "per", BV_COUNT, "N", "connections per namespace (default 1000)" },
+	QUICK("200 namespaces, no 10,000 step, 1M conns for the empty one"),
+	{ NULL }
+};
+
+static const struct bench_opt ovs_opts[] = {
+	{ "repeat", BV_COUNT, "N", "alternating runs per comparison (median; default 5, at most 31)" },
+	{ "pkts", BV_COUNT, "N", "packets per thread for bench (default 4M)" },
+	{ "sizes", BV_COUNTS, "N,...", "flows for large (default 100k,1M,3M; at most 8)" },
+	{ "ksizes", BV_COUNTS, "N,...", "table sizes for kernel (default 100k,250k; at most 8)" },
+	{ "synth", BV_COUNT, "N", "TCP connections in the synthetic capture (default 100k)" },
+	{ "acct", BV_FLAG, NULL, "ctrack keeps packet and byte counters (bench, large)" },
+	QUICK("one run each, smaller sizes (a smoke test)"),
+	{ NULL }
+};
+
+static const struct bench_opt read_opts[] = {
+	{ "pcaps", BV_TEXT, "DIR", "where the default captures are (default ../shared/pcaps)" },
+	{ "ctrack", BV_TEXT, "PATH", "the ctrack tool run (default ../tools/ctrack from this binary)" },
+	{ "synth-packets", BV_COUNT, "N", "packets in the synthetic capture (default 2M; --quick 300k)" },
+	{ "reps", BV_COUNT, "N", "runs per variant, the best reported (default 3; --quick 1)" },
+	{ "synth-out", BV_TEXT, "PATH", "only write the synthetic capture to PATH" },
+	QUICK("one run each, 300k synthetic packets"),
+	{ NULL }
+};
 
 static const struct bench_entry benches[] = {
-	{ "gc-yield", "collector pass: yield every row vs at most once per ms", bench_gc_yield },
-	{ "gc-idle", "idle collector: lock-always vs lock-nonempty (pf) vs due-time", bench_gc_idle },
-	{ "gc-busy", "collector cost per expired entry, lateness of expiry", bench_gc_busy },
-	{ "throughput", "packets/s per thread: established, new connections", bench_throughput },
-	{ "memory", "bytes per connection at scale", bench_memory },
-	{ "teardown", "namespace teardown: one by one vs batched", bench_teardown },
-	{ "ovs", "side by side with Open vSwitch's userspace conntrack", bench_ovs },
-	{ "read", "ctrack read on captures: packets per second", bench_read },
+	{ "gc-yield", "collector pass: yield every row vs at most once per ms",
+	  bench_gc_yield, gc_yield_opts, NULL, NULL, NULL },
+	{ "gc-idle", "idle collector: lock-always vs lock-nonempty (pf) vs due-time",
+	  bench_gc_idle, gc_idle_opts, NULL, NULL, NULL },
+	{ "gc-busy", "collector cost per expired entry, lateness of expiry",
+	  bench_gc_busy, gc_busy_opts, NULL, NULL, NULL },
+	{ "throughput", "packets/s per thread: established, new connections",
+	  bench_throughput, throughput_opts, NULL, NULL, NULL },
+	{ "memory", "bytes per connection at scale",
+	  bench_memory, memory_opts, NULL, NULL, NULL },
+	{ "teardown", "namespace teardown: one by one vs batched",
+	  bench_teardown, teardown_opts, NULL, NULL, NULL },
+	{ "ovs", "side by side with Open vSwitch's userspace conntrack",
+	  bench_ovs, ovs_opts, "WORKLOAD", "bench|large|pcap|kernel|flows|all",
+	  "workloads: bench large pcap kernel flows all (default: all)" },
+	{ "read", "ctrack read on captures: packets per second",
+	  bench_read, read_opts, "FILE", NULL,
+	  "captures to read instead of the default list" },
 };
+
+#define N_BENCHES (sizeof(benches) / sizeof(benches[0]))
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: ctrack-bench NAME [--json] [ARGS...]\n\nbenchmarks:\n");
-	for (size_t i = 0; i < sizeof(benches) / sizeof(benches[0]); i++)
+	fprintf(out, "usage: ctrack-bench NAME [--json] [--check] [OPTIONS...]\n"
+		"       ctrack-bench NAME --help     NAME's options\n\nbenchmarks:\n");
+	for (size_t i = 0; i < N_BENCHES; i++)
 		fprintf(out, "  %-12s %s\n", benches[i].name, benches[i].summary);
+}
+
+/* One line of NAME --help: "  --name ARG", then the help at column 24
+ * (or on the next line when the left part is longer). */
+static void help_line(const char *left, const char *help)
+{
+	int w = printf("  %s", left);
+
+	if (w > 22)
+		printf("\n%24s", "");
+	else
+		printf("%*s", 24 - w, "");
+	printf("%s\n", help);
+}
+
+static void bench_help(const struct bench_entry *b)
+{
+	char left[128];
+
+	printf("usage: ctrack-bench %s [--json] [--check] [OPTIONS...]%s%s%s\n%s\n\n"
+	       "options:\n", b->name, b->operands ? " [" : "",
+	       b->operands ? b->operands : "", b->operands ? "...]" : "", b->summary);
+	for (const struct bench_opt *o = b->opts; o->name; o++) {
+		snprintf(left, sizeof(left), "--%s%s%s", o->name, o->arg ? " " : "",
+			 o->arg ? o->arg : "");
+		help_line(left, o->help);
+	}
+	help_line("--json", "one JSON object per result, else a readable table");
+	help_line("--check", "check the arguments and exit without running");
+	help_line("-h, --help", "this help");
+	if (b->operands) {
+		snprintf(left, sizeof(left), "%s...", b->operands);
+		help_line(left, b->operands_help);
+	}
+	printf("counts: 1000, 10k, 1.5M, 2G; lists: comma-separated (1k,1M)\n");
+}
+
+static void __attribute__((noreturn, format(printf, 2, 3)))
+usage_error(const struct bench_entry *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "ctrack-bench %s: ", b->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, " (see ctrack-bench %s --help)\n", b->name);
+	exit(2);
+}
+
+/* Whether the @len bytes at @w are one of @words ('|' or ',' between). */
+static bool word_in(const char *w, size_t len, const char *words)
+{
+	while (*words) {
+		size_t k = strcspn(words, "|,");
+
+		if (k == len && !strncmp(w, words, len))
+			return true;
+		words += k;
+		if (*words)
+			words++;
+	}
+	return false;
+}
+
+/* Check @v as option @o's value; returns what the benchmark gets (counts
+ * in decimal). */
+static char *check_value(const struct bench_entry *b, const struct bench_opt *o,
+			 char *v)
+{
+	uint64_t *c;
+	size_t len, n;
+	char *s, *out;
+
+	if (o->val == BV_COUNT) {
+		uint64_t k = bu_count(o->name, v);
+
+		out = malloc(24);
+		if (!out)
+			abort();
+		snprintf(out, 24, "%" PRIu64, k);
+		return out;
+	}
+	if (o->val == BV_COUNTS) {
+		n = bu_count_list(o->name, v, NULL, 0);
+		out = malloc(n * 21);
+		c = malloc(n * sizeof(*c));
+		if (!out || !c)
+			abort();
+		bu_count_list(o->name, v, c, (unsigned)n);
+		s = out;
+		for (size_t i = 0; i < n; i++)
+			s += sprintf(s, "%s%" PRIu64, i ? "," : "", c[i]);
+		free(c);
+		return out;
+	}
+	if (!*v)
+		usage_error(b, "--%s needs a value", o->name);
+	if (o->val == BV_WORD || o->val == BV_WORDS)
+		for (s = v; ; s += len + 1) {
+			len = o->val == BV_WORDS ? strcspn(s, ",") : strlen(s);
+			if (!word_in(s, len, o->arg))
+				usage_error(b, "--%s: '%.*s' is not one of %s", o->name,
+					    (int)len, s, o->arg);
+			if (!s[len])
+				break;
+		}
+	return v;
+}
+
+static const struct bench_opt *find_opt(const struct bench_entry *b,
+					const char *name, size_t len)
+{
+	for (const struct bench_opt *o = b->opts; o->name; o++)
+		if (strlen(o->name) == len && !strncmp(o->name, name, len))
+			return o;
+	return NULL;
+}
+
+/*
+ * Check NAME's arguments (argv[0..argc), after NAME) and put what the
+ * benchmark gets in @a.  Exits 0 after help, 2 on a usage error.  Returns
+ * whether --check asked to stop here.
+ */
+static bool parse_args(const struct bench_entry *b, int argc, char **argv,
+		       struct bench_args *a)
+{
+	char **rest = calloc(2 * (size_t)argc + 1, sizeof(*rest));
+	const struct bench_opt *o;
+	uint64_t seen = 0;      /* by index: the tables hold under 64 */
+	bool check = false;
+	int n = 0;
+
+	if (!rest)
+		abort();
+	a->argv = rest;
+	/* help first: a typo next to --help gets the help */
+	for (int i = 0; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			bench_help(b);
+			exit(0);
+		}
+	for (int i = 0; i < argc; i++) {
+		char *s = argv[i], *eq, *v;
+		size_t len;
+
+		if (s[0] != '-' || !s[1]) {
+			/* a word that is no option's value */
+			if (!b->operands)
+				usage_error(b, "unexpected argument '%s'", s);
+			if (b->words && !word_in(s, strlen(s), b->words))
+				usage_error(b, "unknown %s '%s'", b->operands, s);
+			rest[n++] = s;
+			continue;
+		}
+		if (s[1] != '-')
+			usage_error(b, "unknown option '%s'", s);
+		eq = strchr(s, '=');
+		len = eq ? (size_t)(eq - s - 2) : strlen(s + 2);
+		if (!eq && !strcmp(s, "--json")) {
+			a->json = true;
+			continue;
+		}
+		if (!eq && !strcmp(s, "--check")) {
+			check = true;
+			continue;
+		}
+		o = find_opt(b, s + 2, len);
+		if (!o)
+			usage_error(b, "unknown option '%.*s'", (int)len + 2, s);
+		if (seen & 1ull << (o - b->opts))
+			usage_error(b, "--%s given twice", o->name);
+		seen |= 1ull << (o - b->opts);
+		if (o->val == BV_FLAG) {
+			if (eq)
+				usage_error(b, "--%s takes no value", o->name);
+			rest[n++] = s;
+			continue;
+		}
+		/* as opt_find in bench_util.c: "--opt=V", or "--opt V" when V
+		 * does not start with "--" */
+		if (eq) {
+			v = eq + 1;
+		} else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2)) {
+			v = argv[++i];
+		} else {
+			usage_error(b, "--%s needs a value", o->name);
+		}
+		v = check_value(b, o, v);
+		if (eq && !strncmp(v, "--", 2)) {
+			/* only "--opt=--x" carries it to bu_opt_* */
+			rest[n++] = s;
+			continue;
+		}
+		if (eq)
+			*eq = '\0';
+		rest[n++] = s;
+		rest[n++] = v;
+	}
+	rest[n] = NULL;
+	a->argc = n;
+	return check;
 }
 
 int main(int argc, char **argv)
 {
-	struct bench_args a = { false, 0, NULL };
-	char *rest[64];
-	int n = 0;
+	/* static: what the benchmark gets stays reachable to the end */
+	static struct bench_args a;
 
 	if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2;
 	}
-	for (int i = 2; i < argc && n < 63; i++) {
-		if (!strcmp(argv[i], "--json"))
-			a.json = true;
-		else
-			rest[n++] = argv[i];
+	for (size_t i = 0; i < N_BENCHES; i++) {
+		if (strcmp(benches[i].name, argv[1]))
+			continue;
+		if (parse_args(&benches[i], argc - 2, argv + 2, &a))
+			return 0;
+		return benches[i].fn(&a);
 	}
-	rest[n] = NULL;
-	a.argc = n;
-	a.argv = rest;
-	for (size_t i = 0; i < sizeof(benches) / sizeof(benches[0]); i++)
-		if (!strcmp(benches[i].name, argv[1]))
-			return benches[i].fn(&a);
 	fprintf(stderr, "ctrack-bench: unknown benchmark '%s'\n", argv[1]);
 	usage(stderr);
 	return 1;
