@@ -108,7 +108,17 @@ void ct_ns_put(struct ct_ns *ns)
 
 void ct_ns_count_add(struct ct_ns *ns, int64_t d)
 {
-	atomic_fetch_add_explicit(&ns->count, d, memory_order_relaxed);
+	ct_ns_count_add_shard(ns, 0, d);
+}
+
+int64_t ct_ns_count(const struct ct_ns *ns)
+{
+	int64_t n = 0;
+
+	for (int i = 0; i < CT_NS_SHARDS; i++)
+		n += atomic_load_explicit(&((struct ct_ns *)ns)->shard[i].count,
+					  memory_order_relaxed);
+	return n;
 }
 
 int ct_ns_create(struct ct_table *t, uint16_t id, const struct ct_settings *s)

@@ -88,11 +88,13 @@ int ct_ns_get_stats(const struct ct_table *ct, uint16_t id, struct ct_stats *s)
 	}
 	for (size_t i = 0; i < N_CTR; i++)
 		d[i] = atomic_load_explicit(&ns->ctr.v[i], memory_order_relaxed);
+	for (int i = 0; i < CT_NS_SHARDS; i++)
+		c.insert += atomic_load_explicit(&ns->shard[i].insert, memory_order_relaxed);
 	memset(s, 0, sizeof(*s));
 	to_stats(&c, s);
 	/* an entry may leave before its inserter counted it in: a moment
 	 * of -1, shown as 0 as ct_table_count() does */
-	count = atomic_load(&ns->count);
+	count = ct_ns_count(ns);
 	s->count = count < 0 ? 0 : (uint64_t)count;
 	pthread_mutex_unlock(&t->ns_lock);
 	return 0;

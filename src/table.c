@@ -176,6 +176,8 @@ struct ct_thread *ct_thread_attach(struct ct_table *t)
 		return NULL;
 	memset(thr, 0, sizeof(*thr));
 	thr->t = t;
+	thr->ns_shard = (unsigned)(atomic_fetch_add_explicit(&t->threads_attached, 1,
+							     memory_order_relaxed) % CT_NS_SHARDS);
 	ct_rcu_reg(t);
 	pthread_mutex_lock(&t->thr_lock);
 	cds_list_add(&thr->node, &t->threads);
@@ -400,7 +402,7 @@ static bool unlink_common(struct ct_thread *thr, struct ct_conn *c)
 	ct_thread_count_add(thr, -1);
 	if (thr->count_delta <= -64)
 		ct_thread_fold_count(thr);
-	ct_ns_count_add(ns, -1);
+	ct_ns_count_add_shard(ns, thr->ns_shard, -1);
 	ct_table_queue_free(thr, c);
 	return true;
 }

@@ -384,7 +384,7 @@ static bool make_room(struct ct_thread *thr, struct ct_ns *ns,
 	uint64_t max = __atomic_load_n(&t->max, __ATOMIC_RELAXED);
 
 	if (set->max && ns->id != 0 &&
-	    atomic_load_explicit(&ns->count, memory_order_relaxed) >= (int64_t)set->max &&
+	    ct_ns_count(ns) >= (int64_t)set->max &&
 	    !early_drop(thr, hash, ns->id, true, now))
 		return false;
 	if (max) {
@@ -641,10 +641,10 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 	ct_due_lower(&h->group_due_inv[(uint64_t)(r - h->rows) / CT_GROUP_ROWS], exp);
 	note_due(thr, exp);
 	ct_thread_count_add(thr, 1);
-	/* ct_ns_count_add's relaxed add, inline */
-	atomic_fetch_add_explicit(&ns->count, 1, memory_order_relaxed);
+	/* this thread's shard of the namespace (struct ct_ns_shard) */
+	ct_ns_count_add_shard(ns, thr->ns_shard, 1);
+	atomic_fetch_add_explicit(&ns->shard[thr->ns_shard].insert, 1, memory_order_relaxed);
 	CT_CTR_INC(thr, insert);
-	CT_NS_CTR(ns, insert, 1);
 	v->cls = CT_V_NEW;
 	v->dir = CT_DIR_ORIGINAL;
 	v->l4state = new_state;

@@ -40,7 +40,7 @@ static inline void h_audit(struct ct_thread *self, struct h_audit *a)
 
 		if (!ns)
 			continue;
-		a->live += (uint64_t)atomic_load(&ns->count);
+		a->live += (uint64_t)ct_ns_count(ns);
 		for (int i = 0; i < CT_N_CLASSES; i++) {
 			struct ct_slab *s = &ns->slabs[i];
 

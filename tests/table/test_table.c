@@ -1535,6 +1535,65 @@ static void test_same_tuple_lives_independently_in_two_zones(void **state)
 	teardown_f(f);
 }
 
+/*
+ * A namespace's count and insert counter live in shards, one per
+ * attached thread (mod CT_NS_SHARDS), so that threads creating
+ * connections in one namespace write no common line: three threads, each
+ * in its own shard, create entries in zone 5; the collector (a fourth
+ * thread) expires some; ct_ns_get_stats adds the shards up exactly.
+ */
+static void test_namespace_count_sums_the_shards_of_every_thread(void **state)
+{
+	struct fixture *f = setup_default();
+	struct ct_thread *thr[3];
+	struct ct_gc_result res;
+	struct ct_settings s;
+	struct ct_stats st;
+	struct ct_verdict v;
+	unsigned used = 0, made = 0;
+
+	(void)state;
+	ct_table_get_settings(f->t, &s);
+	assert_int_equal(ct_ns_create(f->t, 5, &s), 0);
+	for (int i = 0; i < 3; i++) {
+		thr[i] = ct_thread_attach(f->t);
+		assert_non_null(thr[i]);
+		for (int j = 0; j < i; j++)
+			assert_int_not_equal(thr[i]->ns_shard, thr[j]->ns_shard);
+		/* thread i makes 10 * (i + 1) flows, half of them at time 0 */
+		for (int k = 0; k < 10 * (i + 1); k++) {
+			struct ct_packet p = udp4(0x0a000001 + (uint32_t)i, 0x0a000002,
+						  (uint16_t)(1000 + k), 53);
+
+			p.tuple.zone = 5;
+			ct_process(thr[i], &p, k % 2 ? 100 * SEC : 0, &v);
+			assert_int_equal(v.cls, CT_V_NEW);
+			made++;
+		}
+	}
+	for (int i = 0; i < CT_NS_SHARDS; i++)
+		used += atomic_load(&ct_ns_get(f->t, 5)->shard[i].count) != 0;
+	assert_true(used >= 3);
+	assert_int_equal(ct_ns_get_stats(f->t, 5, &st), 0);
+	assert_int_equal(st.count, made);
+	assert_int_equal(st.insert, made);
+
+	/* the collector removes the 30 flows made at time 0 (UDP: 30 s) */
+	assert_int_equal(ct_gc_step(f->thr, 60 * SEC, 0, &res), 0);
+	assert_int_equal(res.expired, made / 2);
+	assert_int_equal(ct_ns_get_stats(f->t, 5, &st), 0);
+	assert_int_equal(st.count, made / 2);
+	assert_int_equal(st.insert, made);
+	assert_int_equal(st.expired, made / 2);
+	/* and zone 0 has none of it */
+	assert_int_equal(ct_ns_get_stats(f->t, 0, &st), 0);
+	assert_int_equal(st.count, 0);
+	assert_int_equal(st.insert, 0);
+	for (int i = 0; i < 3; i++)
+		ct_thread_detach(thr[i]);
+	teardown_f(f);
+}
+
 static void test_batched_teardown_removes_only_the_batch(void **state)
 {
 	struct fixture *f = setup_default();
@@ -1868,6 +1927,7 @@ int main(void)
 		cmocka_unit_test(test_burst_at_packet_times_matches_single_packets_at_those_times),
 		cmocka_unit_test(test_burst_runs_at_packet_times_see_their_entry_expire),
 		cmocka_unit_test(test_same_tuple_lives_independently_in_two_zones),
+		cmocka_unit_test(test_namespace_count_sums_the_shards_of_every_thread),
 		cmocka_unit_test(test_burst_prefetch_reaches_every_extension_an_entry_has),
 		cmocka_unit_test(test_batched_teardown_removes_only_the_batch),
 		cmocka_unit_test(test_namespace_maximum_evicts_within_the_namespace),
