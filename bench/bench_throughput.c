@@ -50,8 +50,9 @@
  * thread, no collector; names end in -acct), side by side in one run.
  *
  * Rounds: the host under this shared machine moves a run's rate by up
- * to half from one run to the next, so the headline rows (established,
- * no collector, parsed) run --rounds times, one thread and two
+ * to half from one run to the next, so the headline rows (established
+ * and one-packet UDP flows, no collector, parsed) run --rounds times,
+ * one thread and two
  * alternating, and each record gives the median, best and worst of its
  * rounds' median-burst rates next to its last round's figures; the
  * two-thread record's scaling_vs_1t is the median of the ratios of
@@ -683,7 +684,7 @@ static void cpu_ceiling(const struct bench_args *a, unsigned n, unsigned rounds,
  * one thread, the median of the ratios of rounds run back to back. */
 static int run_rounds(const struct bench_args *a, struct shared *sh,
 		      const struct variant *vr, const uint64_t *threads, unsigned nt,
-		      unsigned rounds, uint64_t packets)
+		      unsigned rounds, uint64_t packets, uint64_t new_conns)
 {
 	struct rounds rd[16];
 	int err = 0;
@@ -698,7 +699,7 @@ static int run_rounds(const struct bench_args *a, struct shared *sh,
 			struct variant v = *vr;
 
 			v.threads = (unsigned)threads[ti];
-			err = run_variant(a, sh, &v, packets, 0, &rd[ti]);
+			err = run_variant(a, sh, &v, packets, new_conns, &rd[ti]);
 		}
 	/* what the machine allowed meanwhile, once per table */
 	for (unsigned ti = 1; ti < nt && !err && !sh->ceiling_done; ti++)
@@ -850,16 +851,17 @@ int bench_throughput(const struct bench_args *a)
 							if (vr.gc == GC_ALT && (vr.work != W_EST ||
 										vr.threads != threads[0]))
 								continue;
-							/* the headline rows (established,
-							 * no collector) in rounds, every
+							/* the headline rows (established
+							 * and one-packet flows, no
+							 * collector) in rounds, every
 							 * thread count's round k after
 							 * another's */
-							if (rounds > 1 && vr.work == W_EST &&
+							if (rounds > 1 && vr.work != W_NEW_TCP &&
 							    vr.gc == GC_OFF && !vr.frames) {
 								if (ti == 0)
 									err = run_rounds(a, &sh, &vr, threads,
 											 vr.acct && na > 1 ? 1 : nt,
-											 rounds, packets);
+											 rounds, packets, new_conns);
 								continue;
 							}
 							err = run_variant(a, &sh, &vr, packets,

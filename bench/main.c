@@ -65,7 +65,7 @@ static const struct bench_opt throughput_opts[] = {
 	{ "packets", BV_COUNT, "N", "est: packets per thread (default 8M; --quick 2M)" },
 	{ "new", BV_COUNT, "N", "new-*: connections per thread (default 1M; --quick 250k)" },
 	{ "zipf-s100", BV_COUNT, "N", "the Zipf exponent times 100 (default 100: s = 1)" },
-	{ "rounds", BV_COUNT, "N", "rounds of the est rows, 1 and 2 threads alternating (1..16; default 5; --quick 1)" },
+	{ "rounds", BV_COUNT, "N", "rounds of the est and new-udp rows, 1 and 2 threads alternating (1..16; default 5; --quick 1)" },
 	QUICK("smaller counts, no 10M table, 1 round"),
 	{ NULL }
 };
