@@ -160,9 +160,9 @@ static void gc_ns_flush(struct gc_run *g)
 	if (!ns)
 		return;
 	if (g->ns_expired)
-		CT_NS_CTR(ns, expired, g->ns_expired);
+		CT_NS_ADD(g->thr, ns, expired, g->ns_expired);
 	if (g->ns_early)
-		CT_NS_CTR(ns, early_drop, g->ns_early);
+		CT_NS_ADD(g->thr, ns, early_drop, g->ns_early);
 	ct_ns_count_add_shard(ns, g->thr->ns_shard, -(int64_t)(g->ns_expired + g->ns_early));
 	g->ns = NULL;
 	g->ns_expired = g->ns_early = 0;

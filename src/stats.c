@@ -76,7 +76,6 @@ int ct_ns_get_stats(const struct ct_table *ct, uint16_t id, struct ct_stats *s)
 {
 	struct ct_table *t = (struct ct_table *)ct;
 	struct ct_counters c;
-	uint64_t *d = (uint64_t *)&c;
 	struct ct_ns *ns;
 	int64_t count;
 
@@ -86,10 +85,17 @@ int ct_ns_get_stats(const struct ct_table *ct, uint16_t id, struct ct_stats *s)
 		pthread_mutex_unlock(&t->ns_lock);
 		return -ENOENT;
 	}
-	for (size_t i = 0; i < N_CTR; i++)
-		d[i] = atomic_load_explicit(&ns->ctr.v[i], memory_order_relaxed);
-	for (int i = 0; i < CT_NS_SHARDS; i++)
-		c.insert += atomic_load_explicit(&ns->shard[i].insert, memory_order_relaxed);
+	memset(&c, 0, sizeof(c));
+	for (int i = 0; i < CT_NS_SHARDS; i++) {
+		const struct ct_ns_shard *sh = &ns->shard[i];
+
+		c.insert += atomic_load_explicit(&sh->insert, memory_order_relaxed);
+		c.invalid += atomic_load_explicit(&sh->invalid, memory_order_relaxed);
+		c.error += atomic_load_explicit(&sh->error, memory_order_relaxed);
+		c.drop += atomic_load_explicit(&sh->drop, memory_order_relaxed);
+		c.early_drop += atomic_load_explicit(&sh->early_drop, memory_order_relaxed);
+		c.expired += atomic_load_explicit(&sh->expired, memory_order_relaxed);
+	}
 	memset(s, 0, sizeof(*s));
 	to_stats(&c, s);
 	/* an entry may leave before its inserter counted it in: a moment

@@ -45,23 +45,29 @@ struct ct_counters {
 /*
  * A namespace.  Published in t->ns[id] with rcu_assign; freed after a
  * grace period.  settings: replaced whole by ct_ns_set_settings (RCU).
- * count: atomic.  slabs[]: each slab has its own lock.
+ * count and counters: in per-thread shards.  slabs[]: each slab has its own lock.
  */
 enum { CT_NS_ALIVE = 0, CT_NS_DYING = 1 };
 
 /*
- * A namespace's entry count and insert counter, in CT_NS_SHARDS shards
- * of a cache line each: a packet thread adds to its own shard
- * (ct_thread.ns_shard), so threads creating connections in one namespace
- * do not pass one line between them at every creation (two threads made
- * 1.2x the connections of one with a shared count, 1.8x without), and
- * readers sum the shards (exact: every add is atomic).
+ * A namespace's entry count and counters, in CT_NS_SHARDS shards of a
+ * cache line each: a thread adds to its own shard (ct_thread.ns_shard,
+ * with CT_NS_ADD), so threads creating connections in one namespace, or
+ * meeting a flood of invalid packets there, do not pass one line between
+ * them at every packet (two threads made 1.2x the connections of one with
+ * a shared count, 1.8x without), and readers sum the shards (exact: every
+ * add is atomic).  The counters are those of struct ct_counters that a
+ * namespace keeps (ct_ns_get_stats).
  */
 #define CT_NS_SHARDS 16
 struct ct_ns_shard {
 	_Atomic int64_t count;             /* entries added less removed */
-	_Atomic uint64_t insert;           /* ct_counters.insert */
+	_Atomic uint64_t insert, invalid, error, drop, early_drop, expired;
 } __attribute__((aligned(64)));
+
+#define CT_NS_ADD(thr, ns, field, val) \
+	atomic_fetch_add_explicit(&(ns)->shard[(thr)->ns_shard].field, (val), \
+				  memory_order_relaxed)
 
 struct ct_ns {
 	/* read by every packet of the namespace, written seldom: a line
@@ -78,10 +84,6 @@ struct ct_ns {
 					    * namespace's memory goes when it
 					    * drops to 0 (ct_ns_put) */
 	struct rcu_head rcu;
-	struct ct_counters_atomic {
-		_Atomic uint64_t v[sizeof(struct ct_counters) / sizeof(uint64_t)];
-	} ctr __attribute__((aligned(64)));  /* per-namespace counters (but
-					    * insert: shards) */
 	struct ct_ns_shard shard[CT_NS_SHARDS];
 	struct ct_slab slabs[CT_N_CLASSES];
 };
@@ -357,11 +359,6 @@ long ct_ns_flush_zone(struct ct_thread *thr, uint16_t zone, ct_time_ns now);
 /* Drop a reference to @ns; the last one frees its memory. */
 void ct_ns_put(struct ct_ns *ns);
 void ct_ns_put_n(struct ct_ns *ns, uint64_t n);
-/* A namespace counter's relaxed add (one per created entry, inline). */
-#define CT_NS_CTR(ns, field, val) \
-	atomic_fetch_add_explicit(&(ns)->ctr.v[offsetof(struct ct_counters, field) / \
-					       sizeof(uint64_t)], \
-				  (uint64_t)(val), memory_order_relaxed)
 
 /* stats.c */
 void ct_counters_add(struct ct_counters *dst, const struct ct_counters *src);

@@ -98,7 +98,7 @@ static void set_invalid(struct ct_thread *thr, struct ct_ns *ns,
 	if (reason < CT_PR_MAX)
 		CT_CTR_INC(thr, invalid_by_reason[reason]);
 	if (ns)
-		CT_NS_CTR(ns, invalid, 1);
+		CT_NS_ADD(thr, ns, invalid, 1);
 }
 
 /* Report an event about @c, which the caller does not hold locked. */
@@ -131,7 +131,7 @@ static void set_invalid_or_error(struct ct_thread *thr, struct ct_ns *ns,
 	if (reason < CT_PR_MAX)
 		CT_CTR_INC(thr, invalid_by_reason[reason]);
 	if (ns)
-		CT_NS_CTR(ns, error, 1);
+		CT_NS_ADD(thr, ns, error, 1);
 }
 
 static void emit(struct ct_thread *thr, struct ct_conn *c, enum ct_event_type type,
@@ -305,7 +305,7 @@ static bool early_drop(struct ct_thread *thr, uint64_t hash, uint16_t only_zone,
 				if (done) {
 					struct ct_ns *ns = ct_slab_chunk_of(c)->slab->owner;
 					CT_CTR_INC(thr, early_drop);
-					CT_NS_CTR(ns, early_drop, 1);
+					CT_NS_ADD(thr, ns, early_drop, 1);
 					report_destroy(thr, &ci, CT_DESTROY_EARLY_DROP, now);
 					return true;
 				}
@@ -593,7 +593,7 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 		v->reason = CT_PR_TABLE_FULL;
 		CT_CTR_INC(thr, drop);
 		CT_CTR_INC(thr, insert_failed);
-		CT_NS_CTR(ns, drop, 1);
+		CT_NS_ADD(thr, ns, drop, 1);
 		return false;
 	}
 	for (;;) {
@@ -643,7 +643,7 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 	ct_thread_count_add(thr, 1);
 	/* this thread's shard of the namespace (struct ct_ns_shard) */
 	ct_ns_count_add_shard(ns, thr->ns_shard, 1);
-	atomic_fetch_add_explicit(&ns->shard[thr->ns_shard].insert, 1, memory_order_relaxed);
+	CT_NS_ADD(thr, ns, insert, 1);
 	CT_CTR_INC(thr, insert);
 	v->cls = CT_V_NEW;
 	v->dir = CT_DIR_ORIGINAL;

@@ -1536,11 +1536,12 @@ static void test_same_tuple_lives_independently_in_two_zones(void **state)
 }
 
 /*
- * A namespace's count and insert counter live in shards, one per
- * attached thread (mod CT_NS_SHARDS), so that threads creating
- * connections in one namespace write no common line: three threads, each
- * in its own shard, create entries in zone 5; the collector (a fourth
- * thread) expires some; ct_ns_get_stats adds the shards up exactly.
+ * A namespace's count and counters live in shards, one per attached
+ * thread (mod CT_NS_SHARDS), so that threads creating connections in one
+ * namespace, or meeting invalid packets there, write no common line:
+ * three threads, each in its own shard, create entries in zone 5 and send
+ * it invalid packets; the collector (a fourth thread) expires some;
+ * ct_ns_get_stats adds the shards up exactly.
  */
 static void test_namespace_count_sums_the_shards_of_every_thread(void **state)
 {
@@ -1570,6 +1571,15 @@ static void test_namespace_count_sums_the_shards_of_every_thread(void **state)
 			assert_int_equal(v.cls, CT_V_NEW);
 			made++;
 		}
+		/* and i + 1 RSTs of no connection: invalid (tcp_new) */
+		for (int k = 0; k <= i; k++) {
+			struct ct_packet p = tcp4(0x0a000009, 0x0a000002, 2000, 80,
+						  0x04, 1, 0, 0);
+
+			p.tuple.zone = 5;
+			ct_process(thr[i], &p, 0, &v);
+			assert_int_equal(v.cls, CT_V_INVALID);
+		}
 	}
 	for (int i = 0; i < CT_NS_SHARDS; i++)
 		used += atomic_load(&ct_ns_get(f->t, 5)->shard[i].count) != 0;
@@ -1577,6 +1587,7 @@ static void test_namespace_count_sums_the_shards_of_every_thread(void **state)
 	assert_int_equal(ct_ns_get_stats(f->t, 5, &st), 0);
 	assert_int_equal(st.count, made);
 	assert_int_equal(st.insert, made);
+	assert_int_equal(st.invalid, 1 + 2 + 3);
 
 	/* the collector removes the 30 flows made at time 0 (UDP: 30 s) */
 	assert_int_equal(ct_gc_step(f->thr, 60 * SEC, 0, &res), 0);
