@@ -1105,12 +1105,12 @@ burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
 	struct ct_table *t;
 	struct ct_htab *h;
 	bool may_skip, any_same = false;
-	unsigned ext_seen;
+	size_t ext_bytes;
 
 	if (!thr || (!pkts && n) || (!v && n) || n > CT_BURST_MAX)
 		return -EINVAL;
 	t = thr->t;
-	ext_seen = atomic_load_explicit(&t->ext_seen, memory_order_relaxed);
+	ext_bytes = ct_ext_size(atomic_load_explicit(&t->ext_seen, memory_order_relaxed));
 	ct_read_lock(thr);
 	h = atomic_load_explicit(&t->htab, memory_order_acquire);
 	/* stage 1: every key; a key hashed here (not IPv4) has its row
@@ -1159,9 +1159,12 @@ burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
 		sig = ct_slot_sig(keys[i].hash);
 		/* the entry's own extensions are not known yet: those
 		 * that any namespace's settings have asked for, at most
-		 * (an IPv6 key's tail follows them) */
-		span = ct_conn_obj_size(pkts[i]->tuple.l3,
-					ct_proto_find(pkts[i]->tuple.l4)->priv_size, ext_seen);
+		 * (an IPv6 key's tail follows them; every part is a
+		 * multiple of 8, as ct_conn_obj_size rounds to) */
+		span = sizeof(struct ct_conn) + ext_bytes +
+		       ct_proto_find(pkts[i]->tuple.l4)->priv_size;
+		if (__builtin_expect(pkts[i]->tuple.l3 != CT_L3_IPV4, 0))
+			span += CT_CONN_V6_TAIL;
 		for (unsigned m = ct_row_sig_match(r, keys[i].hash); m; m &= m - 1) {
 			/* acquire: the candidate's tuple is read in stage 4 */
 			uint64_t sl = atomic_load_explicit(&((struct ct_row *)r)->slot[__builtin_ctz(m)],
