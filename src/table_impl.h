@@ -70,21 +70,21 @@ struct ct_ns_shard {
 				  memory_order_relaxed)
 
 struct ct_ns {
-	/* read by every packet of the namespace, written seldom: a line
-	 * of its own */
+	/* read by every packet of the namespace, written seldom: the first
+	 * line, which nothing on the packet path writes */
 	uint16_t id;
 	_Atomic int state;                 /* CT_NS_ALIVE / CT_NS_DYING */
 	uint64_t gen;                      /* unique per creation (magazines) */
 	_Atomic(struct ct_settings *) settings;
 	struct ct_table *table;
 	struct ct_ns *next_dead;           /* teardown batch list */
-	_Atomic uint64_t refs __attribute__((aligned(64)));
-					   /* 1 while published, plus one per
-					    * entry queued for freeing: the
-					    * namespace's memory goes when it
-					    * drops to 0 (ct_ns_put) */
 	struct rcu_head rcu;
 	struct ct_ns_shard shard[CT_NS_SHARDS];
+	_Atomic uint64_t refs;             /* 1 while published, plus one per
+					    * entry queued for freeing: the
+					    * namespace's memory goes when it
+					    * drops to 0 (ct_ns_put); after
+					    * the shards, off the first line */
 	struct ct_slab slabs[CT_N_CLASSES];
 };
 
