@@ -41,6 +41,8 @@ struct bench_opt {
 	const char *arg;        /* the value as help shows it ("N", "DIR"), or
 				 * for BV_WORD(S) the accepted words */
 	const char *help;       /* one line */
+	uint64_t lo, hi;        /* a count's range (each of a list's);
+				 * hi 0: any count */
 };
 
 struct bench_entry {

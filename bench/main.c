@@ -25,84 +25,84 @@
 #include "bench.h"
 #include "bench_util.h"
 
-#define QUICK(what) { "quick", BV_FLAG, NULL, what }
+#define QUICK(what) { "quick", BV_FLAG, NULL, what, 0, 0 }
 
 static const struct bench_opt gc_yield_opts[] = {
-	{ "passes", BV_COUNT, "N", "full passes per policy (default 2000; --quick 300)" },
-	{ "entries", BV_COUNT, "N", "established connections, none due (default 10000)" },
-	{ "rows", BV_COUNT, "N", "table rows (default 10000; rounded up to a multiple of 64)" },
-	{ "lock", BV_WORD, "lock-nonempty|due-rows|lock-always", "run only this lock policy" },
-	{ "rcu", BV_WORD, "memb|qsbr", "run only this RCU flavour" },
+	{ "passes", BV_COUNT, "N", "full passes per policy (default 2000; --quick 300)", 1, 1000000000 },
+	{ "entries", BV_COUNT, "N", "established connections, none due (default 10000)", 0, 0 },
+	{ "rows", BV_COUNT, "N", "table rows (default 10000; rounded up to a multiple of 64)", 0, 0 },
+	{ "lock", BV_WORD, "lock-nonempty|due-rows|lock-always", "run only this lock policy", 0, 0 },
+	{ "rcu", BV_WORD, "memb|qsbr", "run only this RCU flavour", 0, 0 },
 	QUICK("300 passes"),
-	{ NULL }
+	{ .name = NULL }
 };
 
 static const struct bench_opt gc_idle_opts[] = {
-	{ "conns", BV_COUNT, "N", "ESTABLISHED connections in the table (default 1M)" },
-	{ "seconds", BV_COUNT, "S", "wall-clock seconds per variant (default 10; --quick 3)" },
+	{ "conns", BV_COUNT, "N", "ESTABLISHED connections in the table (default 1M)", 0, 0 },
+	{ "seconds", BV_COUNT, "S", "wall-clock seconds per variant (default 10; --quick 3)", 1, 86400 },
 	QUICK("3 s per variant"),
-	{ NULL }
+	{ .name = NULL }
 };
 
 static const struct bench_opt gc_busy_opts[] = {
-	{ "conns", BV_COUNT, "N", "UDP flows in the table (default 1M)" },
-	{ "seconds", BV_COUNT, "S", "live: seconds measured (default 10; --quick 4)" },
-	{ "interval", BV_COUNTS, "MS,...", "driven: ms between passes (default 10,100,1000; --quick 10,100)" },
-	{ "driven", BV_FLAG, NULL, "run only the driven-clock variants" },
-	{ "live", BV_FLAG, NULL, "run only the library's collector thread (live)" },
+	{ "conns", BV_COUNT, "N", "UDP flows in the table (default 1M)", 0, 0 },
+	{ "seconds", BV_COUNT, "S", "live: seconds measured (default 10; --quick 4)", 1, 86400 },
+	{ "interval", BV_COUNTS, "MS,...", "driven: ms between passes (default 10,100,1000; --quick 10,100)", 1, 86400000 },
+	{ "driven", BV_FLAG, NULL, "run only the driven-clock variants", 0, 0 },
+	{ "live", BV_FLAG, NULL, "run only the library's collector thread (live)", 0, 0 },
 	QUICK("two intervals, 4 s live"),
-	{ NULL }
+	{ .name = NULL }
 };
 
 static const struct bench_opt throughput_opts[] = {
-	{ "flows", BV_COUNTS, "N,...", "established flows in the table (default 1k,1M,10M; --quick 1k,1M)" },
-	{ "threads", BV_COUNTS, "N,...", "packet threads (default 1,2)" },
-	{ "pop", BV_WORDS, "uniform,zipf", "which flow sends next, est (default uniform,zipf)" },
-	{ "gc", BV_WORDS, "off,due-time,lock-nonempty,alternating", "collector variants (default off,due-time,alternating)" },
-	{ "path", BV_WORDS, "parsed,frames", "packets built, or frames parsed first (default parsed,frames)" },
-	{ "work", BV_WORDS, "est,new-udp,new-tcp", "workloads (default est,new-udp,new-tcp)" },
-	{ "acct", BV_WORDS, "off,on", "table settings to run: without and with per-connection counters (default off,on; on runs est only)" },
-	{ "packets", BV_COUNT, "N", "est: packets per thread (default 8M; --quick 2M)" },
-	{ "new", BV_COUNT, "N", "new-*: connections per thread (default 1M; --quick 250k)" },
-	{ "zipf-s100", BV_COUNT, "N", "the Zipf exponent times 100 (default 100: s = 1)" },
-	{ "rounds", BV_COUNT, "N", "rounds of the est and new-udp rows, 1 and 2 threads alternating (1..16; default 5; --quick 1)" },
+	{ "flows", BV_COUNTS, "N,...", "established flows in the table (default 1k,1M,10M; --quick 1k,1M)", 0, 0 },
+	{ "threads", BV_COUNTS, "N,...", "packet threads, 1..16 each (default 1,2)", 1, 16 },
+	{ "pop", BV_WORDS, "uniform,zipf", "which flow sends next, est (default uniform,zipf)", 0, 0 },
+	{ "gc", BV_WORDS, "off,due-time,lock-nonempty,alternating", "collector variants (default off,due-time,alternating)", 0, 0 },
+	{ "path", BV_WORDS, "parsed,frames", "packets built, or frames parsed first (default parsed,frames)", 0, 0 },
+	{ "work", BV_WORDS, "est,new-udp,new-tcp", "workloads (default est,new-udp,new-tcp)", 0, 0 },
+	{ "acct", BV_WORDS, "off,on", "table settings to run: without and with per-connection counters (default off,on; on runs est only)", 0, 0 },
+	{ "packets", BV_COUNT, "N", "est: packets per thread (default 8M; --quick 2M)", 0, 0 },
+	{ "new", BV_COUNT, "N", "new-*: connections per thread (default 1M; --quick 250k)", 0, 0 },
+	{ "zipf-s100", BV_COUNT, "N", "the Zipf exponent times 100 (default 100: s = 1)", 1, 1000 },
+	{ "rounds", BV_COUNT, "N", "rounds of the est and new-udp rows, 1 and 2 threads alternating (1..16; default 5; --quick 1)", 1, 16 },
 	QUICK("smaller counts, no 10M table, 1 round"),
-	{ NULL }
+	{ .name = NULL }
 };
 
 static const struct bench_opt memory_opts[] = {
-	{ "conns", BV_COUNT, "N", "connections per variant (default 10M; --quick 1M)" },
-	{ "turnovers", BV_COUNT, "N", "churn: times the table is replaced (default 3)" },
+	{ "conns", BV_COUNT, "N", "connections per variant (default 10M; --quick 1M)", 0, 0 },
+	{ "turnovers", BV_COUNT, "N", "churn: times the table is replaced (default 3)", 0, 1000 },
 	QUICK("1M connections"),
-	{ NULL }
+	{ .name = NULL }
 };
 
 static const struct bench_opt teardown_opts[] = {
-	{ "ns", BV_COUNT, "K", "namespaces torn down (default 1000; --quick 200)" },
-	{ "per", BV_COUNT, "N", "connections per namespace (default 1000)" },
+	{ "ns", BV_COUNT, "K", "namespaces torn down (default 1000; --quick 200)", 1, 65535 },
+	{ "per", BV_COUNT, "N", "connections per namespace (default 1000)", 0, 0 },
 	QUICK("200 namespaces, no 10,000 step, 1M conns for the empty one"),
-	{ NULL }
+	{ .name = NULL }
 };
 
 static const struct bench_opt ovs_opts[] = {
-	{ "repeat", BV_COUNT, "N", "alternating runs per comparison (median; default 5, at most 31)" },
-	{ "pkts", BV_COUNT, "N", "packets per thread for bench (default 4M)" },
-	{ "sizes", BV_COUNTS, "N,...", "flows for large (default 100k,1M,3M; at most 8)" },
-	{ "ksizes", BV_COUNTS, "N,...", "table sizes for kernel (default 100k,250k; at most 8)" },
-	{ "synth", BV_COUNT, "N", "TCP connections in the synthetic capture (default 100k)" },
-	{ "acct", BV_FLAG, NULL, "ctrack keeps packet and byte counters (bench, large)" },
+	{ "repeat", BV_COUNT, "N", "alternating runs per comparison (median; default 5, at most 31)", 1, 31 },
+	{ "pkts", BV_COUNT, "N", "packets per thread for bench (default 4M)", 0, 0 },
+	{ "sizes", BV_COUNTS, "N,...", "flows for large (default 100k,1M,3M; at most 8)", 0, 0 },
+	{ "ksizes", BV_COUNTS, "N,...", "table sizes for kernel (default 100k,250k; at most 8)", 0, 0 },
+	{ "synth", BV_COUNT, "N", "TCP connections in the synthetic capture (default 100k)", 0, 0 },
+	{ "acct", BV_FLAG, NULL, "ctrack keeps packet and byte counters (bench, large)", 0, 0 },
 	QUICK("one run each, smaller sizes (a smoke test)"),
-	{ NULL }
+	{ .name = NULL }
 };
 
 static const struct bench_opt read_opts[] = {
-	{ "pcaps", BV_TEXT, "DIR", "where the default captures are (default ../shared/pcaps)" },
-	{ "ctrack", BV_TEXT, "PATH", "the ctrack tool run (default ../tools/ctrack from this binary)" },
-	{ "synth-packets", BV_COUNT, "N", "packets in the synthetic capture (default 2M; --quick 300k)" },
-	{ "reps", BV_COUNT, "N", "runs per variant, the best reported (default 3; --quick 1)" },
-	{ "synth-out", BV_TEXT, "PATH", "only write the synthetic capture to PATH" },
+	{ "pcaps", BV_TEXT, "DIR", "where the default captures are (default ../shared/pcaps)", 0, 0 },
+	{ "ctrack", BV_TEXT, "PATH", "the ctrack tool run (default ../tools/ctrack from this binary)", 0, 0 },
+	{ "synth-packets", BV_COUNT, "N", "packets in the synthetic capture (default 2M; --quick 300k)", 0, 0 },
+	{ "reps", BV_COUNT, "N", "runs per variant, the best reported (default 3; --quick 1)", 1, 1000 },
+	{ "synth-out", BV_TEXT, "PATH", "only write the synthetic capture to PATH", 0, 0 },
 	QUICK("one run each, 300k synthetic packets"),
-	{ NULL }
+	{ .name = NULL }
 };
 
 static const struct bench_entry benches[] = {
@@ -199,6 +199,15 @@ static bool word_in(const char *w, size_t len, const char *words)
 	return false;
 }
 
+/* A count outside option @o's range is a usage error. */
+static void check_range(const struct bench_entry *b, const struct bench_opt *o,
+			uint64_t k)
+{
+	if (o->hi && (k < o->lo || k > o->hi))
+		usage_error(b, "--%s: %" PRIu64 " is out of range (%" PRIu64 "..%" PRIu64 ")",
+			    o->name, k, o->lo, o->hi);
+}
+
 /* Check @v as option @o's value; returns what the benchmark gets (counts
  * in decimal). */
 static char *check_value(const struct bench_entry *b, const struct bench_opt *o,
@@ -211,6 +220,7 @@ static char *check_value(const struct bench_entry *b, const struct bench_opt *o,
 	if (o->val == BV_COUNT) {
 		uint64_t k = bu_count(o->name, v);
 
+		check_range(b, o, k);
 		out = malloc(24);
 		if (!out)
 			abort();
@@ -225,8 +235,10 @@ static char *check_value(const struct bench_entry *b, const struct bench_opt *o,
 			abort();
 		bu_count_list(o->name, v, c, (unsigned)n);
 		s = out;
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
+			check_range(b, o, c[i]);
 			s += sprintf(s, "%s%" PRIu64, i ? "," : "", c[i]);
+		}
 		free(c);
 		return out;
 	}

@@ -68,6 +68,15 @@ ok_if "count past 2^64 is refused" \
 ok_if "empty --conns= is refused" run 2 "'' is not a count" gc-busy --conns=
 ok_if "bad list element is named" run 2 "'1x' is not a count" gc-busy --interval 10,1x
 ok_if "empty list element is refused" run 2 "is not a count" throughput --flows 1k,,1M
+ok_if "a count past its option's range is named with the range" \
+	run 2 "--seconds: 5000000000 is out of range (1..86400)" gc-busy --seconds 5G
+ok_if "a list element past the range is named" \
+	run 2 "--threads: 32 is out of range (1..16)" throughput --threads 1,32
+ok_if "zero where at least one is needed is refused" \
+	run 2 "--interval: 0 is out of range" gc-busy --interval 0
+ok_if "ovs --repeat past 31 is refused before it starts" \
+	run 2 "--repeat: 40 is out of range (1..31)" ovs --repeat 40
+ok_if "the edges of a range pass" run 0 "" throughput --rounds 16 --threads 1,16 --check
 ok_if "memory --conns without a value, exit 2" \
 	run 2 "--conns needs a value" memory --conns
 ok_if "an option is not a value" run 2 "--conns needs a value" memory --conns --quick
