@@ -420,8 +420,8 @@ static inline uint16_t ct_slot_due_enc(uint64_t exp)
  * ct_slot_due_lower - the lower bound that slot bound @v gives, decoded
  * against its row's bound @d (htab.h's top comment says why it is one):
  * the least time >= @d, in whole units, whose unit number ends in @v.  At
- * most 2^16 units above @d; UINT64_MAX ("unknown: read the entry") when
- * @d is "never" or that would not fit.
+ * most 2^16 units above @d; 0 ("due: read the entry") when @d is "never"
+ * or that would not fit.
  */
 static inline uint64_t ct_slot_due_lower(uint64_t d, uint16_t v)
 {
