@@ -52,11 +52,12 @@
  * Rounds: the host under this shared machine moves a run's rate by up
  * to half from one run to the next, so the headline rows (established
  * and one-packet UDP flows, no collector, parsed) run --rounds times,
- * one thread and two
- * alternating, and each record gives the median, best and worst of its
- * rounds' median-burst rates next to its last round's figures; the
- * two-thread record's scaling_vs_1t is the median of the ratios of
- * rounds run back to back (min and max beside it).
+ * one thread and two alternating, and each record gives the median, best
+ * and worst of its rounds' median-burst rates next to its last round's
+ * figures; the two-thread record's scaling_vs_1t is the median of the
+ * ratios of rounds run back to back (min and max beside it), and a
+ * cpu-ceiling record says what the machine gave two threads that share
+ * nothing, measured right after them.
  *
  * Options: --flows 1k,1M,10M  --pop uniform,zipf  --threads 1,2
  *          --gc off,due-time,alternating[,lock-nonempty]
@@ -371,8 +372,6 @@ struct rounds {
 	double p50[16], total[16];
 	const struct rounds *base;
 };
-
-static double median_of(const double *v, unsigned n);
 
 static int cmp_dbl(const void *x, const void *y)
 {
