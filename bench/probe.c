@@ -26,6 +26,16 @@
  *                       segments (data and its ACK, round robin over the
  *                       flows) as Ethernet frames; checksums off, as in
  *                       `ctrack-bench throughput`
+ *  unlink [FLOWS]       not packets: FLOWS one-packet UDP flows, then each
+ *                       removed as a collector that already holds its due
+ *                       entries in expiry order (a timer wheel) would:
+ *                       lock the entry, check its expiry, unlink it from
+ *                       its row, count it, queue its freeing - with the
+ *                       entry 16 and its row 8 removals ahead prefetched.
+ *                       The floor of such a design's cost per expired
+ *                       entry in this table (gc-busy's ~575 instructions
+ *                       include finding the due entries); measured in
+ *                       probe_unlink(), "packets" are removals
  * It prints "packets N" and the verdict classes seen; with PROBE_TIME=1 in
  * the environment it also times the measured bursts (thread CPU time: the
  * clock reads add ~1 ns per packet).
@@ -37,6 +47,7 @@
 
 #include "bench_util.h"
 #include "ovs/frames.h"
+#include "table_impl.h"
 
 #define PROBE_NOW 1000000000000ull
 
@@ -133,6 +144,38 @@ static void run_slots(struct ct_thread *thr, const uint8_t *slots, size_t first,
 	}
 }
 
+/* The measured removals of the unlink workload (callgrind collects here
+ * too: scripts/probe.sh toggles on probe_*). */
+PROBE_NOINLINE unsigned probe_unlink(struct ct_thread *thr, struct ct_conn **cs,
+				     unsigned n, ct_time_ns now);
+PROBE_NOINLINE unsigned probe_unlink(struct ct_thread *thr, struct ct_conn **cs,
+				     unsigned n, ct_time_ns now)
+{
+	struct ct_htab *h = atomic_load_explicit(&thr->t->htab, memory_order_acquire);
+	uint64_t t0 = timed ? bu_thread_cpu_ns() : 0;
+	unsigned done = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct ct_conn *c = cs[i];
+		bool due;
+
+		if (i + 16 < n)
+			__builtin_prefetch(cs[i + 16]);
+		if (i + 8 < n)
+			__builtin_prefetch(ct_htab_row(h, cs[i + 8]->hash));
+		ct_conn_lock(c);
+		due = c->expires <= now;
+		ct_conn_unlock(c);
+		if (due && ct_conn_unlink(thr, c)) {
+			CT_CTR_INC(thr, expired);
+			done++;
+		}
+	}
+	if (timed)
+		cpu_ns += bu_thread_cpu_ns() - t0;
+	return done;
+}
+
 static uint64_t arg_u64(int argc, char **argv, int i, uint64_t def)
 {
 	return argc > i ? strtoull(argv[i], NULL, 0) : def;
@@ -190,6 +233,35 @@ int main(int argc, char **argv)
 		ovsb_flow_frames(slots, n);
 		run_slots(thr, slots, 0, n, 32, OVSB_UDP_FRAME_LEN, true);
 		pkts = n;
+	} else if (!strcmp(w, "unlink")) {
+		uint32_t n = (uint32_t)arg_u64(argc, argv, 2, 200000);
+		struct ct_conn **cs = malloc(n * sizeof(*cs));
+		unsigned got = 0;
+
+		if (!cs)
+			return 1;
+		bu_fill_udp(thr, 0, n, 0, PROBE_NOW, false);
+		ct_read_lock(thr);
+		for (uint32_t f = 0; f < n; f++) {
+			struct ct_tuple tu, inv;
+			enum ct_dir d;
+			struct ct_conn *c;
+
+			bu_flow_tuple(&tu, f, IPPROTO_UDP, 0);
+			ct_tuple_invert(&tu, &inv);
+			c = ct_table_find(thr, ct_hash_tuple(&t->key, &tu), &tu, &inv, &d);
+			if (c)
+				cs[got++] = c;
+		}
+		/* every flow is due an hour later */
+		pkts = probe_unlink(thr, cs, got, PROBE_NOW + 3600 * 1000000000ull);
+		ct_read_unlock(thr);
+		if (pkts != n) {
+			fprintf(stderr, "unlink: %llu of %u flows removed\n",
+				(unsigned long long)pkts, n);
+			return 1;
+		}
+		free(cs);
 	} else if (!strcmp(w, "tcp-est")) {
 		uint32_t flows = (uint32_t)arg_u64(argc, argv, 2, 1000);
 		uint64_t l = arg_u64(argc, argv, 3, 200000);
