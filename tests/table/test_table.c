@@ -118,6 +118,20 @@ static void teardown_f(struct fixture *f)
 	free(f);
 }
 
+/* @n one-packet UDP flows 10.0.0.i:1000 -> @dst:53 (i < @n) at @now, each
+ * a new entry. */
+static void new_udp_flows(struct fixture *f, uint32_t dst, uint32_t n, ct_time_ns now)
+{
+	struct ct_verdict v;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct ct_packet p = udp4(0x0a000000 + i, dst, 1000, 53);
+
+		ct_process(f->thr, &p, now, &v);
+		assert_int_equal(v.cls, CT_V_NEW);
+	}
+}
+
 static void test_first_packet_creates_entry_and_reply_is_found_in_reverse(void **state)
 {
 	struct ct_table_config cfg;
@@ -580,11 +594,7 @@ static void test_empty_overflow_rows_leave_their_chains_and_are_reused(void **st
 	ct_table_set_event_handler(f->t, NULL, NULL);
 	h = atomic_load(&f->t->htab);
 	assert_int_equal(h->n_rows, 64);
-	for (uint32_t i = 0; i < 64 * 12; i++) {
-		struct ct_packet p = udp4(0x0a000000 + i, 0x0a000002, 1000, 53);
-		ct_process(f->thr, &p, 0, &v);
-		assert_int_equal(v.cls, CT_V_NEW);
-	}
+	new_udp_flows(f, 0x0a000002, 64 * 12, 0);
 	live = ct_htab_ovf_live(h);
 	mapped = ct_htab_ovf_mapped(h);
 	chained = rows_with_overflow(h);
@@ -608,11 +618,7 @@ static void test_empty_overflow_rows_leave_their_chains_and_are_reused(void **st
 
 	/* after the grace period the rows are handed out again */
 	f->t->rcu->barrier();
-	for (uint32_t i = 0; i < 64 * 12; i++) {
-		struct ct_packet p = udp4(0x0a000000 + i, 0x0a000002, 1000, 53);
-		ct_process(f->thr, &p, 40 * SEC, &v);
-		assert_int_equal(v.cls, CT_V_NEW);
-	}
+	new_udp_flows(f, 0x0a000002, 64 * 12, 40 * SEC);
 	assert_int_equal(ct_htab_ovf_live(h), live);
 	assert_int_equal(rows_with_overflow(h), chained);
 	assert_int_equal(ct_htab_ovf_mapped(h), mapped);
@@ -632,11 +638,7 @@ static void test_empty_overflow_rows_leave_their_chains_and_are_reused(void **st
 	assert_int_equal(ct_htab_ovf_live(h), 0);
 	assert_int_equal(rows_with_overflow(h), 0);
 	f->t->rcu->barrier();
-	for (uint32_t i = 0; i < 64 * 12; i++) {
-		struct ct_packet p = udp4(0x0a000000 + i, 0x0a000002, 1000, 53);
-		ct_process(f->thr, &p, 43 * SEC, &v);
-		assert_int_equal(v.cls, CT_V_NEW);
-	}
+	new_udp_flows(f, 0x0a000002, 64 * 12, 43 * SEC);
 	assert_int_equal(ct_htab_ovf_mapped(h), mapped);
 	teardown_f(f);
 }
@@ -664,11 +666,7 @@ static void test_online_resize_keeps_every_entry_findable(void **state)
 	cfg.settings.buckets = 64;
 	f = setup_with(&cfg);
 	ct_table_set_event_handler(f->t, NULL, NULL);
-	for (uint32_t i = 0; i < N; i++) {
-		struct ct_packet p = udp4(0x0a000000 + i, 0x0b000002, 1000, 53);
-		ct_process(f->thr, &p, 0, &v);
-		assert_int_equal(v.cls, CT_V_NEW);
-	}
+	new_udp_flows(f, 0x0b000002, N, 0);
 	ct_table_get_stats(f->t, &st);
 	assert_true(st.resizes > 0);
 	assert_true(ct_table_rows(f->t) > 64);
