@@ -373,23 +373,6 @@ struct rounds {
 	const struct rounds *base;
 };
 
-static int cmp_dbl(const void *x, const void *y)
-{
-	double a = *(const double *)x, b = *(const double *)y;
-
-	return a < b ? -1 : a > b;
-}
-
-/* The median of @n values (n >= 1); @v is left as it was. */
-static double median_of(const double *v, unsigned n)
-{
-	double sorted[16];
-
-	memcpy(sorted, v, n * sizeof(double));
-	qsort(sorted, n, sizeof(double), cmp_dbl);
-	return n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-}
-
 /* Run one variant and print its record; with @rd, one of rd->of rounds:
  * only the last prints, with every round's median-burst rate summarised
  * (on this shared machine the host's load moves a run's rate by up to
@@ -546,16 +529,13 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 			bu_rec_num(&r, "p99_vs_gc_off", on / off);
 	}
 	if (rd) {
-		double lo = 1e18, hi = 0;
+		double med, lo, hi;
 
 		rd->total[rd->n] = mpps_sum;
 		rd->p50[rd->n++] = CT_BURST_MAX / bu_percentile(lat, n_lat, 50);
-		for (unsigned k = 0; k < rd->n; k++) {
-			lo = rd->p50[k] < lo ? rd->p50[k] : lo;
-			hi = rd->p50[k] > hi ? rd->p50[k] : hi;
-		}
+		bu_spread(rd->p50, rd->n, &med, &lo, &hi);
 		bu_rec_int(&r, "rounds", rd->n);
-		bu_rec_num(&r, "mpps_p50_rounds_median", median_of(rd->p50, rd->n));
+		bu_rec_num(&r, "mpps_p50_rounds_median", med);
 		bu_rec_num(&r, "mpps_p50_rounds_best", hi);
 		bu_rec_num(&r, "mpps_p50_rounds_worst", lo);
 		if (rd->base && rd->base->n >= rd->n) {
@@ -563,13 +543,10 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 			 * before it: pairs that saw the same host */
 			double ratio[16];
 
-			lo = 1e18, hi = 0;
-			for (unsigned k = 0; k < rd->n; k++) {
+			for (unsigned k = 0; k < rd->n; k++)
 				ratio[k] = rd->total[k] / rd->base->total[k];
-				lo = ratio[k] < lo ? ratio[k] : lo;
-				hi = ratio[k] > hi ? ratio[k] : hi;
-			}
-			bu_rec_num(&r, "scaling_vs_1t", median_of(ratio, rd->n));
+			bu_spread(ratio, rd->n, &med, &lo, &hi);
+			bu_rec_num(&r, "scaling_vs_1t", med);
 			bu_rec_num(&r, "scaling_rounds_min", lo);
 			bu_rec_num(&r, "scaling_rounds_max", hi);
 		}
@@ -652,7 +629,7 @@ static double spin_rate(unsigned n, uint64_t iters)
 static void cpu_ceiling(const struct bench_args *a, unsigned n, unsigned rounds,
 			uint64_t flows)
 {
-	double ratio[16], lo = 1e18, hi = 0;
+	double ratio[16], med, lo, hi;
 	struct bu_rec r;
 	char name[64], fl[32];
 
@@ -660,9 +637,8 @@ static void cpu_ceiling(const struct bench_args *a, unsigned n, unsigned rounds,
 		double one = spin_rate(1, 50000000), many = spin_rate(n, 50000000);
 
 		ratio[k] = many / one;
-		lo = ratio[k] < lo ? ratio[k] : lo;
-		hi = ratio[k] > hi ? ratio[k] : hi;
 	}
+	bu_spread(ratio, rounds, &med, &lo, &hi);
 	/* named after the table whose rounds it ran next to */
 	flows_label(fl, sizeof(fl), flows);
 	snprintf(name, sizeof(name), "cpu-ceiling-%ut-next-to-%s", n, fl);
@@ -671,7 +647,7 @@ static void cpu_ceiling(const struct bench_args *a, unsigned n, unsigned rounds,
 	bu_rec_int(&r, "flows", flows);
 	bu_rec_int(&r, "threads", n);
 	bu_rec_int(&r, "rounds", rounds);
-	bu_rec_num(&r, "scaling_vs_1t", median_of(ratio, rounds));
+	bu_rec_num(&r, "scaling_vs_1t", med);
 	bu_rec_num(&r, "scaling_rounds_min", lo);
 	bu_rec_num(&r, "scaling_rounds_max", hi);
 	bu_rec_end(&r);

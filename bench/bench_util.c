@@ -254,6 +254,18 @@ double bu_percentile(double *v, size_t n, double pct)
 	return v[i - 1];
 }
 
+void bu_spread(const double *v, size_t n, double *med, double *lo, double *hi)
+{
+	double c[64];
+
+	if (n > 64)
+		n = 64;
+	memcpy(c, v, n * sizeof(*c));
+	*med = bu_median(c, n);          /* sorts c */
+	*lo = n ? c[0] : 0;
+	*hi = n ? c[n - 1] : 0;
+}
+
 /* ---- records ---- */
 
 /* Append @s to one rendering, truncating when full. */

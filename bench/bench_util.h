@@ -70,6 +70,9 @@ static inline double bu_median(double *v, size_t n)
 {
 	return bu_percentile(v, n, 50.0);
 }
+/* The median (as bu_median), least and greatest of @n values (1..64),
+ * @v left as it was: the spread of a few rounds. */
+void bu_spread(const double *v, size_t n, double *med, double *lo, double *hi);
 
 /* ---- result records ---- */
 struct bu_rec {
