@@ -29,7 +29,12 @@
  *    cost is the collector thread's CPU clock (pthread_getcpuclockid,
  *    found from inside the handler) over the entries it removed.
  *
- * Options: --conns N (1M), --seconds S (live: 10), --quick.
+ * Each runs with each way of finding due rows (--finder): the scan of
+ * the row bounds (CT_GC_LOCK_DUE, variant names as before) and the timer
+ * wheel of row handles (CT_GC_LOCK_WHEEL, names ending in "-wheel"), one
+ * after the other, so that the two are compared in one run.
+ *
+ * Options: --conns N (1M), --seconds S (live: 10), --finder, --quick.
  */
 #include <netinet/in.h>
 #include <pthread.h>
@@ -133,16 +138,33 @@ static void driven_reset(struct driven *d)
 	d->rows_locked = d->steps = 0;
 }
 
+static const char *finder_name(enum ct_gc_lock_policy p)
+{
+	return p == CT_GC_LOCK_WHEEL ? "wheel" : "scan";
+}
+
+static void set_finder(struct ct_table *t, enum ct_gc_lock_policy p)
+{
+	struct ct_gc_policy pol;
+
+	ct_gc_policy_default(&pol);
+	pol.lock = p;
+	ct_gc_set_policy(t, &pol);
+}
+
 static void driven_record(const struct bench_args *a, struct driven *d,
-			  const char *events, struct late_log *l, uint64_t conns)
+			  const char *events, struct late_log *l, uint64_t conns,
+			  enum ct_gc_lock_policy finder)
 {
 	struct bu_rec r;
 	char name[64];
 
-	snprintf(name, sizeof(name), "driven-%llums-%s",
-		 (unsigned long long)(d->interval_ns / 1000000), events);
+	snprintf(name, sizeof(name), "driven-%llums-%s%s",
+		 (unsigned long long)(d->interval_ns / 1000000), events,
+		 finder == CT_GC_LOCK_WHEEL ? "-wheel" : "");
 	bu_rec_begin(&r, a, "gc-busy", name);
 	bu_rec_str(&r, "clock", "driven");
+	bu_rec_str(&r, "finder", finder_name(finder));
 	bu_rec_num(&r, "interval_ms", (double)d->interval_ns / 1e6);
 	bu_rec_str(&r, "events", events);
 	bu_rec_int(&r, "conns", conns);
@@ -161,7 +183,7 @@ static void driven_record(const struct bench_args *a, struct driven *d,
 }
 
 static int run_driven(const struct bench_args *a, uint64_t conns,
-		      uint64_t interval_ms)
+		      uint64_t interval_ms, enum ct_gc_lock_policy finder)
 {
 	struct ct_table_config cfg;
 	struct late_log log;
@@ -173,6 +195,7 @@ static int run_driven(const struct bench_args *a, uint64_t conns,
 	bu_config(&cfg, conns / 4, false);
 	cfg.settings.udp_timeout = TIMEOUT_S;
 	d.t = bu_table(&cfg);
+	set_finder(d.t, finder);
 	d.thr = ct_thread_attach(d.t);
 	d.now = 1000000000ull;
 	d.next_pass = d.now;
@@ -186,11 +209,11 @@ static int run_driven(const struct bench_args *a, uint64_t conns,
 	ct_table_set_event_handler(d.t, on_event, &log);
 	driven_reset(&d);
 	driven_steps(&d, warm_steps / 2);
-	driven_record(a, &d, "on", &log, conns);
+	driven_record(a, &d, "on", &log, conns, finder);
 	ct_table_set_event_handler(d.t, NULL, NULL);
 	driven_reset(&d);
 	driven_steps(&d, warm_steps / 2);
-	driven_record(a, &d, "off", NULL, conns);
+	driven_record(a, &d, "off", NULL, conns, finder);
 
 	free(log.ms);
 	ct_thread_detach(d.thr);
@@ -200,7 +223,8 @@ static int run_driven(const struct bench_args *a, uint64_t conns,
 
 /* ---- live ---- */
 
-static int run_live(const struct bench_args *a, uint64_t conns, unsigned seconds)
+static int run_live(const struct bench_args *a, uint64_t conns, unsigned seconds,
+		    enum ct_gc_lock_policy finder)
 {
 	struct ct_table_config cfg;
 	struct ct_table *t;
@@ -220,6 +244,7 @@ static int run_live(const struct bench_args *a, uint64_t conns, unsigned seconds
 	bu_config(&cfg, conns / 4, false);
 	cfg.settings.udp_timeout = TIMEOUT_S;
 	t = bu_table(&cfg);
+	set_finder(t, finder);
 	thr = ct_thread_attach(t);
 	for (uint16_t z = 1; z <= 10; z++) {
 		struct ct_settings s = cfg.settings;
@@ -256,8 +281,10 @@ static int run_live(const struct bench_args *a, uint64_t conns, unsigned seconds
 	}
 	ct_gc_stop(t);
 	ct_table_get_stats(t, &s1);
-	bu_rec_begin(&r, a, "gc-busy", "live-adaptive");
+	bu_rec_begin(&r, a, "gc-busy", finder == CT_GC_LOCK_WHEEL ? "live-adaptive-wheel"
+								  : "live-adaptive");
 	bu_rec_str(&r, "clock", "monotonic");
+	bu_rec_str(&r, "finder", finder_name(finder));
 	bu_rec_int(&r, "conns", conns);
 	bu_rec_num(&r, "seconds", (double)seconds);
 	bu_rec_int(&r, "passes", s1.gc_passes - s0.gc_passes);
@@ -283,6 +310,14 @@ int bench_gc_busy(const struct bench_args *a)
 	uint64_t intervals[8];
 	unsigned ni = bu_opt_list(a, "interval", 0, intervals, 8);
 	bool only_driven = bu_flag(a, "driven"), only_live = bu_flag(a, "live");
+	const char *fw = bu_opt_str(a, "finder", "scan,wheel");
+	enum ct_gc_lock_policy finders[2];
+	unsigned nf = 0;
+	char buf[64], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", fw);
+	for (char *w = strtok_r(buf, ",", &save); w && nf < 2; w = strtok_r(NULL, ",", &save))
+		finders[nf++] = strcmp(w, "wheel") ? CT_GC_LOCK_DUE : CT_GC_LOCK_WHEEL;
 
 	if (ni == 1 && intervals[0] == 0) {
 		intervals[0] = 10;
@@ -294,9 +329,12 @@ int bench_gc_busy(const struct bench_args *a)
 		(unsigned long long)conns, TIMEOUT_S);
 	if (!only_live)
 		for (unsigned i = 0; i < ni; i++)
-			if (run_driven(a, conns, intervals[i]))
+			for (unsigned f = 0; f < nf; f++)
+				if (run_driven(a, conns, intervals[i], finders[f]))
+					return 1;
+	if (!only_driven)
+		for (unsigned f = 0; f < nf; f++)
+			if (run_live(a, conns, seconds, finders[f]))
 				return 1;
-	if (!only_driven && run_live(a, conns, seconds))
-		return 1;
 	return 0;
 }

@@ -12,8 +12,10 @@
  * full pass per second with ct_gc_step() for --seconds of wall clock and
  * sleeps between passes; its CPU time (CLOCK_THREAD_CPUTIME_ID) over the
  * wall time is cpu_pct, and the median pass is us_per_pass.  Policies:
- * lock-always, lock-nonempty (pf), due-rows (per-row bounds only) and
- * due-time (per-row bounds and per-64-row summaries: the default).
+ * lock-always, lock-nonempty (pf), due-rows (per-row bounds only),
+ * due-time (per-row bounds and per-64-row summaries, scanned) and wheel
+ * (the default: due rows found in a timer wheel of row handles; its
+ * first pass after being switched on walks every row once to seed it).
  *
  * Adaptive schedule.  Then the library's collector thread (ct_gc_start,
  * CLOCK_MONOTONIC) runs for the same period with its default schedule
@@ -42,8 +44,24 @@ static const char *lock_name(enum ct_gc_lock_policy l)
 	case CT_GC_LOCK_ALWAYS: return "lock-always";
 	case CT_GC_LOCK_NONEMPTY: return "lock-nonempty";
 	case CT_GC_LOCK_DUE_ROWS: return "due-rows";
+	case CT_GC_LOCK_WHEEL: return "wheel";
 	default: return "due-time";
 	}
+}
+
+/* Switched on, the wheel is seeded by one walk over the rows in its
+ * first pass (what switching it on, or a resize, costs): done here,
+ * before the measured period, which is about the steady state.  Returns
+ * the walk's wall time in us (0 for the other policies). */
+static double seed_wheel(struct ct_thread *thr, enum ct_gc_lock_policy lock)
+{
+	struct ct_gc_result res;
+	uint64_t t0 = bu_mono_ns();
+
+	if (lock != CT_GC_LOCK_WHEEL)
+		return 0;
+	ct_gc_step(thr, t0, 0, &res);
+	return (double)(bu_mono_ns() - t0) / 1000.0;
 }
 
 static void fixed_schedule(const struct bench_args *a, struct ct_table *t,
@@ -56,10 +74,12 @@ static void fixed_schedule(const struct bench_args *a, struct ct_table *t,
 	uint64_t wall0, cpu0, wall, cpu;
 	unsigned passes = 0;
 	struct bu_rec r;
+	double seed_us;
 
 	ct_gc_policy_default(&pol);
 	pol.lock = lock;
 	ct_gc_set_policy(t, &pol);
+	seed_us = seed_wheel(thr, lock);
 	wall0 = bu_mono_ns();
 	cpu0 = bu_thread_cpu_ns();
 	for (unsigned i = 0; i < seconds; i++) {
@@ -91,12 +111,15 @@ static void fixed_schedule(const struct bench_args *a, struct ct_table *t,
 	bu_rec_num(&r, "rows_locked_per_pass", (double)locked / passes);
 	bu_rec_num(&r, "groups_skipped_per_pass", (double)skipped / passes);
 	bu_rec_int(&r, "expired", expired);
+	if (lock == CT_GC_LOCK_WHEEL)
+		bu_rec_num(&r, "us_seed_walk", seed_us);
 	bu_rec_end(&r);
 	free(us);
 }
 
 static void adaptive(const struct bench_args *a, struct ct_table *t,
-		     enum ct_gc_lock_policy lock, unsigned seconds, uint64_t conns)
+		     struct ct_thread *thr, enum ct_gc_lock_policy lock,
+		     unsigned seconds, uint64_t conns)
 {
 	struct ct_gc_policy pol;
 	struct ct_stats s0, s1;
@@ -107,6 +130,7 @@ static void adaptive(const struct bench_args *a, struct ct_table *t,
 	ct_gc_policy_default(&pol);
 	pol.lock = lock;
 	ct_gc_set_policy(t, &pol);
+	seed_wheel(thr, lock);
 	ct_table_get_stats(t, &s0);
 	wall0 = bu_mono_ns();
 	proc0 = bu_proc_cpu_ns();
@@ -140,7 +164,7 @@ int bench_gc_idle(const struct bench_args *a)
 	unsigned seconds = (unsigned)bu_opt_u64(a, "seconds", quick ? 3 : 10);
 	static const enum ct_gc_lock_policy fixed[] = {
 		CT_GC_LOCK_ALWAYS, CT_GC_LOCK_NONEMPTY, CT_GC_LOCK_DUE_ROWS,
-		CT_GC_LOCK_DUE,
+		CT_GC_LOCK_DUE, CT_GC_LOCK_WHEEL,
 	};
 	struct ct_table_config cfg;
 	struct ct_table *t;
@@ -170,8 +194,9 @@ int bench_gc_idle(const struct bench_args *a)
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		fixed_schedule(a, t, thr, fixed[i], seconds, conns);
 	/* the collector thread attaches itself; this thread goes quiet */
-	adaptive(a, t, CT_GC_LOCK_DUE, seconds, conns);
-	adaptive(a, t, CT_GC_LOCK_NONEMPTY, seconds, conns);
+	adaptive(a, t, thr, CT_GC_LOCK_DUE, seconds, conns);
+	adaptive(a, t, thr, CT_GC_LOCK_WHEEL, seconds, conns);
+	adaptive(a, t, thr, CT_GC_LOCK_NONEMPTY, seconds, conns);
 	ct_thread_detach(thr);
 	ct_table_destroy(t);
 	return 0;

@@ -50,6 +50,7 @@ static const struct bench_opt gc_busy_opts[] = {
 	{ "interval", BV_COUNTS, "MS,...", "driven: ms between passes (default 10,100,1000; --quick 10,100)", 1, 86400000 },
 	{ "driven", BV_FLAG, NULL, "run only the driven-clock variants", 0, 0 },
 	{ "live", BV_FLAG, NULL, "run only the library's collector thread (live)", 0, 0 },
+	{ "finder", BV_WORDS, "scan,wheel", "how the collector finds due rows: the bounds scan (CT_GC_LOCK_DUE), the wheel (CT_GC_LOCK_WHEEL) (default scan,wheel)", 0, 0 },
 	QUICK("two intervals, 4 s live"),
 	{ .name = NULL }
 };

@@ -64,6 +64,8 @@
 #endif
 #define GC_QUEUE_SUBS 4
 #define GC_QUEUE_GROUPS 4
+/* wheel handles whose rows are prefetched before their bounds are read */
+#define GC_WHEEL_AHEAD 8
 
 static uint64_t mono_ns(void)
 {
@@ -76,16 +78,28 @@ static uint64_t mono_ns(void)
 void ct_gc_policy_default(struct ct_gc_policy *p)
 {
 	memset(p, 0, sizeof(*p));
-	p->lock = CT_GC_LOCK_DUE;
+	p->lock = CT_GC_LOCK_WHEEL;
 	p->yield = CT_GC_YIELD_THROTTLED;
 	p->yield_ns = 1000000;
 	p->min_interval_ns = 10000000;
 	p->max_interval_ns = 1000000000;
 }
 
+/* The wheel is on while the policy asks for it; switched on, it starts
+ * unseeded (wheel.h). */
+static void gc_wheel_switch(struct ct_table *t)
+{
+	bool on = t->gc.lock == CT_GC_LOCK_WHEEL;
+
+	if (on && !atomic_load(&t->wheel_on))
+		atomic_store_explicit(&t->wheel_reseed, true, memory_order_release);
+	atomic_store(&t->wheel_on, on);
+}
+
 void ct_gc_init(struct ct_table *t)
 {
 	ct_gc_policy_default(&t->gc);
+	gc_wheel_switch(t);
 }
 
 void ct_gc_set_policy(struct ct_table *t, const struct ct_gc_policy *p)
@@ -100,6 +114,7 @@ void ct_gc_set_policy(struct ct_table *t, const struct ct_gc_policy *p)
 		t->gc.min_interval_ns = d.min_interval_ns;
 	if (!t->gc.max_interval_ns)
 		t->gc.max_interval_ns = d.max_interval_ns;
+	gc_wheel_switch(t);
 }
 
 bool ct_conn_can_early_drop(const struct ct_conn *c)
@@ -123,6 +138,10 @@ struct gc_run {
 	uint64_t last_yield;   /* monotonic ns */
 	unsigned since_clock;  /* rows since the clock was last read */
 	bool pressure;         /* above 95% of max: early drop */
+	bool wheel;            /* CT_GC_LOCK_WHEEL: bounds gc_row sets are
+				* queued in the wheel (wheel.h) */
+	bool wheel_dedupe;     /* ... and a row found not due when locked
+				* was collected already: left alone */
 	bool stopped;
 	struct ct_htab *h;     /* the generation this slice walks */
 	bool retired;          /* h stopped being current at a yield */
@@ -139,6 +158,9 @@ struct gc_run {
 	 * line of sub bounds is (CT_GC_LOCK_DUE without pressure) */
 	unsigned sq_head, sq_n, gq_head, gq_n;
 	uint64_t sq[GC_QUEUE_SUBS], gq[GC_QUEUE_GROUPS];
+	/* rows of wheel handles whose lines are being prefetched */
+	unsigned a_head, a_n;
+	struct ct_row *ahead[GC_WHEEL_AHEAD];
 	/* empty overflow rows unlinked, waiting for call_rcu (htab.h) */
 	struct ct_ovf_retire *ovf_batch;
 	/* removals not yet credited to their namespace (gc_ns_flush) */
@@ -287,6 +309,13 @@ again:
 		ct_row_unlock(head);
 		return CT_DUE_NEVER;
 	}
+	if (g->wheel_dedupe && ct_due_get(&head->due_inv) > g->now) {
+		/* a second handle for a row collected since: whoever set
+		 * its bound queued a handle for it (wheel.h) */
+		d = ct_due_get(&head->due_inv);
+		ct_row_unlock(head);
+		return d;
+	}
 	g->res->rows_locked++;
 	d = ct_due_take(&head->due_inv);
 	use_sd = !g->pressure;
@@ -357,7 +386,8 @@ again:
 	if (ct_row_next(head))
 		g->res->ovf_rows_freed +=
 			ct_htab_ovf_unlink_empty(h, head, &g->ovf_batch, t->rcu);
-	ct_due_lower(&head->due_inv, m);
+	if (ct_due_lower(&head->due_inv, m) && g->wheel)
+		ct_wheel_push(&t->wheel, ct_wheel_row_hash(idx, h->n_rows), m, false);
 	ct_row_unlock(head);
 
 	for (unsigned i = 0; i < n; i++) {
@@ -407,8 +437,10 @@ static void gc_dequeue_row(struct gc_run *g)
 	struct gc_due_row *q = &g->q[g->q_head];
 	uint64_t rd = gc_row(g, q->row);
 
-	ct_due_lower(q->sub, rd);
-	ct_due_lower(q->group, rd);
+	if (q->sub) {
+		ct_due_lower(q->sub, rd);
+		ct_due_lower(q->group, rd);
+	}
 	if (rd < g->next_due)
 		g->next_due = rd;
 	g->q_head = (g->q_head + 1) % GC_QUEUE;
@@ -422,8 +454,17 @@ static void gc_dequeue_group(struct gc_run *g);
  * rows).  Called before anything that may end the slice or yield (after a
  * yield the generation may be gone), so that nothing due found by a slice
  * outlives it. */
+static void gc_wheel_look(struct gc_run *g, struct ct_row *r);
+
 static void gc_drain(struct gc_run *g)
 {
+	while (g->a_n) {
+		struct ct_row *r = g->ahead[g->a_head];
+
+		g->a_head = (g->a_head + 1) % GC_WHEEL_AHEAD;
+		g->a_n--;
+		gc_wheel_look(g, r);
+	}
 	while (g->gq_n)
 		gc_dequeue_group(g);
 	while (g->sq_n)
@@ -706,6 +747,153 @@ static bool gc_group(struct gc_run *g, struct ct_htab *h, uint64_t grp,
 	return gc_after_rows(g, last - first);
 }
 
+/* ---- the wheel (CT_GC_LOCK_WHEEL, wheel.h) ---- */
+
+/* A handle's row, its line prefetched GC_WHEEL_AHEAD handles ago: queue
+ * it if it is due (gc_queue_row prefetches its due entries), else the
+ * handle was stale and is dropped. */
+static void gc_wheel_look(struct gc_run *g, struct ct_row *r)
+{
+	uint64_t rd = ct_due_get(&r->due_inv);
+
+	g->res->rows_visited++;
+	if (rd <= g->now && !ct_row_moved(r))
+		gc_queue_row(g, r, rd, NULL, NULL);
+}
+
+/* The row of a due handle: prefetch its line and its slot bounds, and
+ * look at the row GC_WHEEL_AHEAD handles later (or at the next drain). */
+static void gc_wheel_ahead(struct gc_run *g, uint32_t hash)
+{
+	uint64_t idx = ct_row_index(hash, g->h->n_rows);
+	struct ct_row *r = &g->h->rows[idx];
+
+	__builtin_prefetch(r, 1);
+	__builtin_prefetch(ct_slot_due(g->h, idx), 0);
+	if (g->a_n == GC_WHEEL_AHEAD) {
+		struct ct_row *o = g->ahead[g->a_head];
+
+		g->a_head = (g->a_head + 1) % GC_WHEEL_AHEAD;
+		g->a_n--;
+		gc_wheel_look(g, o);
+	}
+	g->ahead[(g->a_head + g->a_n) % GC_WHEEL_AHEAD] = r;
+	g->a_n++;
+}
+
+/*
+ * Work through the wheel's pending handles: a due one's row is visited,
+ * one not due yet (from a coarse bucket, or cur) is queued again by its
+ * time.  Returns false when the slice must end; what is left goes back
+ * to the pending list, in front.
+ */
+static bool gc_wheel_work(struct gc_run *g)
+{
+	struct ct_wheel *w = &g->t->wheel;
+	struct ct_wheel_blk *l;
+
+	while ((l = ct_wheel_take_pending(w))) {
+		while (l) {
+			struct ct_wheel_blk *b = l;
+
+			for (uint32_t i = 0; i < b->n; i++) {
+				struct ct_wh x = b->h[i];
+
+				if (x.due > g->now) {
+					ct_wheel_push(w, x.hash, x.due, false);
+					continue;
+				}
+				gc_wheel_ahead(g, x.hash);
+				if (!gc_after_rows(g, 1) || g->retired) {
+					/* the rest of this block, and the
+					 * blocks after it, stay pending */
+					memmove(b->h, b->h + i + 1,
+						(b->n - i - 1) * sizeof(b->h[0]));
+					b->n -= i + 1;
+					ct_wheel_unpop(w, b);
+					return false;
+				}
+			}
+			l = b->next;
+			ct_wheel_blk_done(w, b);
+		}
+	}
+	return true;
+}
+
+/*
+ * The seeding walk (wheel.h): every row with a bound gets a handle, due
+ * rows are collected on the way (gc_row queues a handle for what it
+ * leaves).  Groups whose bound says "never" hold no entry and are
+ * skipped.  Resumable: returns false when the slice must end.
+ */
+static bool gc_wheel_seed(struct gc_run *g)
+{
+	struct ct_wheel *w = &g->t->wheel;
+	struct ct_htab *h = g->h;
+
+	while (w->seed_cursor < h->n_rows) {
+		uint64_t i0 = w->seed_cursor, i1 = i0 + CT_GROUP_ROWS;
+
+		if (i1 > h->n_rows)
+			i1 = h->n_rows;
+		if (ct_due_get(&h->group_due_inv[i0 / CT_GROUP_ROWS]) == CT_DUE_NEVER) {
+			g->res->groups_skipped++;
+		} else {
+			for (uint64_t i = i0; i < i1; i++) {
+				struct ct_row *r = &h->rows[i];
+				uint64_t rd = ct_due_get(&r->due_inv);
+
+				if (rd == CT_DUE_NEVER || ct_row_moved(r))
+					continue;
+				if (rd <= g->now)
+					gc_queue_row(g, r, rd, NULL, NULL);
+				else
+					ct_wheel_push(w, ct_wheel_row_hash(i, h->n_rows), rd, false);
+			}
+			g->res->rows_visited += i1 - i0;
+		}
+		w->seed_cursor = i1;
+		if (!gc_after_rows(g, i1 - i0) || g->retired)
+			return false;
+	}
+	gc_drain(g);
+	w->seeded = true;
+	return true;
+}
+
+/*
+ * A CT_GC_LOCK_WHEEL step: the packet threads' rings into the wheel, the
+ * buckets whose time has come onto the pending list, their rows
+ * collected; the seeding walk first when the wheel is not complete.
+ * Returns true when everything due at @now was collected (a pass).
+ */
+static bool gc_wheel_step(struct gc_run *g)
+{
+	struct ct_table *t = g->t;
+	struct ct_wheel *w = &t->wheel;
+	struct ct_thread *o;
+
+	pthread_mutex_lock(&t->thr_lock);
+	cds_list_for_each_entry(o, &t->threads, node)
+		ct_wheel_ring_drain(w, &o->ring);
+	pthread_mutex_unlock(&t->thr_lock);
+	/* after the rings: what they held was lowered before the walk
+	 * begins, and the walk reads it */
+	if (atomic_exchange_explicit(&t->wheel_reseed, false, memory_order_acq_rel) ||
+	    w->nomem)
+		ct_wheel_reset(w, g->now);
+	ct_wheel_advance(w, g->now);
+	if (g->pressure)
+		return false;   /* the caller's scan pass does the work */
+	if (!w->seeded && !gc_wheel_seed(g))
+		return false;
+	if (!gc_wheel_work(g))
+		return false;
+	gc_drain(g);
+	return !w->pending && !w->nomem;
+}
+
 int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 	       struct ct_gc_result *res)
 {
@@ -749,6 +937,8 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 	count = atomic_load(&t->count);
 	max95 = __atomic_load_n(&t->max95, __ATOMIC_RELAXED);
 	g.pressure = max95 && count > (int64_t)max95;
+	g.wheel = t->gc.lock == CT_GC_LOCK_WHEEL;
+	g.wheel_dedupe = g.wheel && !g.pressure;
 
 	t->rcu->read_lock();
 	h = atomic_load_explicit(&t->htab, memory_order_acquire);
@@ -756,6 +946,16 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 	grp = t->gc_cursor;
 	if (grp >= h->n_groups)
 		grp = 0;
+	if (g.wheel) {
+		bool done = gc_wheel_step(&g);
+
+		if (!g.pressure) {
+			/* no scan: the wheel found the due rows */
+			res->pass_done = done && !g.retired;
+			next_due = done ? ct_wheel_next_due(&t->wheel) : now;
+			goto end;
+		}
+	}
 	skip = t->gc.lock == CT_GC_LOCK_DUE && !g.pressure;
 	for (;;) {
 		bool go_on;
@@ -817,6 +1017,8 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 		if (g.deadline && (grp & 15) == 0 && mono_ns() >= g.deadline)
 			break;
 	}
+	t->gc_cursor = grp;
+end:
 	/* a pass is done only once the rows it found due are collected */
 	if (!g.retired)
 		gc_drain(&g);
@@ -825,7 +1027,6 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 		next_due = g.next_due;
 	if (res->pass_done)
 		atomic_fetch_add(&t->gc_passes, 1);
-	t->gc_cursor = grp;
 	ct_thread_flush_frees(thr);
 	ct_ovf_retire_flush(&g.ovf_batch, t->rcu);
 	t->rcu->read_unlock();

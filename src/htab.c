@@ -328,13 +328,13 @@ enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *head,
 				       struct ct_conn *c, uint64_t hash,
 				       const struct ct_tuple *inv,
 				       uint32_t max_chain,
-				       struct ct_conn **clash)
+				       struct ct_conn **clash, bool *lowered)
 {
 	struct ct_tuple key;
 
 	ct_conn_tuple(c, &key);
 	return ct_htab_insert_locked_inline(h, head, c, hash, &key, inv,
-					    max_chain, clash);
+					    max_chain, clash, lowered);
 }
 
 bool ct_htab_place_locked(struct ct_htab *h, struct ct_row *head, uint64_t s,
@@ -392,12 +392,15 @@ bool ct_htab_remove_locked(struct ct_row *head, const struct ct_conn *c)
 	return false;
 }
 
-void ct_htab_lower_due(struct ct_htab *h, uint64_t idx, uint64_t due)
+bool ct_htab_lower_due(struct ct_htab *h, uint64_t idx, uint64_t due)
 {
+	bool lowered;
+
 	ct_slot_due_dirty(h, idx);
-	ct_due_lower(&h->rows[idx].due_inv, due);
+	lowered = ct_due_lower(&h->rows[idx].due_inv, due);
 	ct_due_lower(&h->sub_due_inv[idx / CT_SUB_ROWS], due);
 	ct_due_lower(&h->group_due_inv[idx / CT_GROUP_ROWS], due);
+	return lowered;
 }
 
 unsigned ct_row_count(const struct ct_row *r)

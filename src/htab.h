@@ -335,13 +335,14 @@ enum ct_htab_ins {
  * locked, check for a live entry equal to @c's tuple or its inverse @inv
  * (NULL: swapped, as for ct_htab_find) (returned in *clash), then store @c.
  * Lowers the row's and its sub's due time to c->expires, in that order
- * (the caller lowers the group's after unlocking).
+ * (the caller lowers the group's after unlocking); *@lowered says whether
+ * the row's bound took c->expires (the caller tells the wheel, wheel.h).
  */
 enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *r,
 				       struct ct_conn *c, uint64_t hash,
 				       const struct ct_tuple *inv,
 				       uint32_t max_chain,
-				       struct ct_conn **clash);
+				       struct ct_conn **clash, bool *lowered);
 
 /*
  * ct_htab_place_locked - with row @head of @h locked (the head of the row
@@ -363,8 +364,8 @@ bool ct_htab_remove_locked(struct ct_row *r, const struct ct_conn *c);
 
 /* A timeout was shortened: mark row @idx's slot bounds dirty, then lower
  * its, its sub's and its group's due bound to @due, in that order
- * (lock-free). */
-void ct_htab_lower_due(struct ct_htab *h, uint64_t idx, uint64_t due);
+ * (lock-free).  Returns true when the row's bound took @due (wheel.h). */
+bool ct_htab_lower_due(struct ct_htab *h, uint64_t idx, uint64_t due);
 
 /* Due words hold ~due; these read, lower and set them (seq_cst: see gc.c). */
 static inline uint64_t ct_due_get(_Atomic uint64_t *p)
@@ -372,16 +373,19 @@ static inline uint64_t ct_due_get(_Atomic uint64_t *p)
 	return ~atomic_load_explicit(p, memory_order_seq_cst);
 }
 
-static inline void ct_due_lower(_Atomic uint64_t *p, uint64_t due)
+/* Returns true when this call's store took effect (the word now holds
+ * @due, lowered by us): the collector's wheel (wheel.h) is told of it. */
+static inline bool ct_due_lower(_Atomic uint64_t *p, uint64_t due)
 {
 	uint64_t inv = ~due;
 	uint64_t cur = atomic_load_explicit(p, memory_order_seq_cst);
 
-	while (inv > cur &&
-	       !atomic_compare_exchange_weak_explicit(p, &cur, inv,
-						      memory_order_seq_cst,
-						      memory_order_seq_cst))
-		;
+	while (inv > cur)
+		if (atomic_compare_exchange_weak_explicit(p, &cur, inv,
+							  memory_order_seq_cst,
+							  memory_order_seq_cst))
+			return true;
+	return false;
 }
 
 /* Set a due word to "never" and return what it held. */
@@ -496,7 +500,7 @@ ct_htab_insert_locked_inline(struct ct_htab *h, struct ct_row *head,
 			     struct ct_conn *c, uint64_t hash,
 			     const struct ct_tuple *key,
 			     const struct ct_tuple *inv, uint32_t max_chain,
-			     struct ct_conn **clash)
+			     struct ct_conn **clash, bool *lowered)
 {
 	uint64_t sig = ct_slot_sig(hash);
 	/* read before c is published (migration: c is live, and its
@@ -556,7 +560,7 @@ ct_htab_insert_locked_inline(struct ct_htab *h, struct ct_row *head,
 		atomic_store_explicit(free_slot, ct_slot_make(c, hash),
 				      memory_order_release);
 	}
-	ct_due_lower(&head->due_inv, exp);
+	*lowered = ct_due_lower(&head->due_inv, exp);
 	ct_due_lower(&h->sub_due_inv[(uint64_t)(head - h->rows) / CT_SUB_ROWS], exp);
 	return CT_INS_OK;
 }

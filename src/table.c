@@ -157,6 +157,7 @@ void ct_table_destroy(struct ct_table *t)
 	if (t->ns)
 		ct_ns_free_all(t);
 	free(t->ns);
+	ct_wheel_free(&t->wheel);
 	if (t->arena.regions || t->arena.n_regions)
 		ct_arena_fini(&t->arena);
 	pthread_mutex_destroy(&t->resize_lock);
@@ -202,6 +203,15 @@ void ct_thread_detach(struct ct_thread *thr)
 	t = thr->t;
 	ct_thread_flush_frees(thr);
 	ct_thread_fold_count(thr);
+	/* handles still on the ring go to the wheel (the collector's, so
+	 * under its lock; not nested with thr_lock, which the collector
+	 * takes inside gc_lock) */
+	if (atomic_load_explicit(&thr->ring.tail, memory_order_relaxed) !=
+	    atomic_load_explicit(&thr->ring.head, memory_order_relaxed)) {
+		pthread_mutex_lock(&t->gc_lock);
+		ct_wheel_ring_drain(&t->wheel, &thr->ring);
+		pthread_mutex_unlock(&t->gc_lock);
+	}
 	pthread_mutex_lock(&t->thr_lock);
 	cds_list_del(&thr->node);
 	ct_counters_add(&t->dead_ctr, &thr->ctr);
@@ -435,8 +445,9 @@ struct ct_conn *ct_table_find(struct ct_thread *thr, uint64_t hash,
 	return NULL;
 }
 
-void ct_conn_due_lowered(struct ct_table *t, struct ct_conn *c)
+void ct_conn_due_lowered(struct ct_thread *thr, struct ct_conn *c)
 {
+	struct ct_table *t = thr->t;
 	struct ct_htab *h = atomic_load_explicit(&t->htab, memory_order_acquire);
 	struct ct_htab *f = atomic_load_explicit(&h->future, memory_order_acquire);
 	uint64_t exp;
@@ -445,9 +456,11 @@ void ct_conn_due_lowered(struct ct_table *t, struct ct_conn *c)
 	 * bounds (gc.c explains the pairing) */
 	atomic_thread_fence(memory_order_seq_cst);
 	exp = __atomic_load_n(&c->expires, __ATOMIC_RELAXED);
-	ct_htab_lower_due(h, ct_row_index(c->hash, h->n_rows), exp);
-	if (f)
-		ct_htab_lower_due(f, ct_row_index(c->hash, f->n_rows), exp);
+	/* a handle is a hash: one for either generation will do (and a
+	 * resize's end seeds the wheel again anyway) */
+	if (ct_htab_lower_due(h, ct_row_index(c->hash, h->n_rows), exp) |
+	    (f && ct_htab_lower_due(f, ct_row_index(c->hash, f->n_rows), exp)))
+		ct_wheel_note(thr, c->hash, exp);
 }
 
 /* ---- online resize ---- */
@@ -618,6 +631,8 @@ bool ct_table_resize_step(struct ct_table *t, uint64_t rows)
 		atomic_store_explicit(&t->htab, f, memory_order_release);
 		atomic_store_explicit(&t->n_rows, f->n_rows, memory_order_relaxed);
 		atomic_fetch_add(&t->resizes, 1);
+		/* migration lowered the new rows' bounds without handles */
+		atomic_store_explicit(&t->wheel_reseed, true, memory_order_release);
 		pthread_mutex_unlock(&t->resize_lock);
 		/* after unlocking: call_rcu wakes the reclaim thread, and a
 		 * waker the scheduler preempts must not hold up the next

@@ -27,6 +27,7 @@
 #include "htab.h"
 #include "proto.h"
 #include "slab.h"
+#include "wheel.h"
 
 #define CT_MAX_ZONES 65536
 /* object size classes: core + priv (0..64) + extensions (0..64) + an
@@ -122,6 +123,9 @@ struct ct_thread {
 	/* ~(earliest expiry this thread's packets gave an entry since the
 	 * last ct_thread_take_next_due): zero means none; owner only */
 	uint64_t due_inv_max;
+	/* rows whose bound this thread lowered, for the collector's wheel
+	 * (wheel.h; ct_wheel_note) */
+	struct ct_wheel_ring ring;
 };
 
 struct ct_table {
@@ -172,9 +176,32 @@ struct ct_table {
 	void *gc_clock_arg;
 	pthread_mutex_t gc_sleep_lock;
 	pthread_cond_t gc_sleep_cond;
+	/* the wheel of due rows (wheel.h): wheel_on while the policy is
+	 * CT_GC_LOCK_WHEEL (read by packet threads); wheel_reseed set by
+	 * whoever made the wheel incomplete (a full ring, a resize, the
+	 * policy switched on); the wheel itself under gc_lock */
+	_Atomic bool wheel_on;
+	_Atomic bool wheel_reseed;
+	struct ct_wheel wheel;
 };
 
 /* ---- helpers shared by the core files ---- */
+
+/*
+ * ct_wheel_note - @thr lowered the bound of the row of @hash to @due and
+ * its store took effect: queue a handle on the thread's ring for the
+ * collector's wheel (wheel.h), or, the ring being full, have the wheel
+ * seeded again.  Release: a collector that sees the flag sees the bound.
+ */
+static inline void ct_wheel_note(struct ct_thread *thr, uint64_t hash, uint64_t due)
+{
+	struct ct_table *t = thr->t;
+
+	if (!atomic_load_explicit(&t->wheel_on, memory_order_relaxed))
+		return;
+	if (!ct_wheel_ring_put(&thr->ring, (uint32_t)hash, due))
+		atomic_store_explicit(&t->wheel_reseed, true, memory_order_release);
+}
 
 /*
  * A thread's counters and count delta have one writer, their owner, and
@@ -301,7 +328,7 @@ struct ct_conn *ct_table_find(struct ct_thread *thr, uint64_t hash,
 			      const struct ct_tuple *key,
 			      const struct ct_tuple *inv, enum ct_dir *dir);
 /* Lower the due bounds of @c's row after its expiry got shorter. */
-void ct_conn_due_lowered(struct ct_table *t, struct ct_conn *c);
+void ct_conn_due_lowered(struct ct_thread *thr, struct ct_conn *c);
 /* Help an ongoing resize: migrate up to @rows rows.  Returns true while
  * a resize is still in progress.  Call inside a read-side section. */
 bool ct_table_resize_step(struct ct_table *t, uint64_t rows);

@@ -521,6 +521,7 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 	struct ct_row *r;
 	enum ct_htab_ins res;
 	uint8_t new_state;
+	bool lowered = false;
 
 	c = ct_slab_alloc(&ns->slabs[cls], mag);
 	if (!c) {
@@ -599,7 +600,7 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 	for (;;) {
 		r = ct_table_lock_row(t, k->hash, &h);
 		res = ct_htab_insert_locked_inline(h, r, c, k->hash, k->key, k->inv,
-						   t->cfg.max_chain, &clash);
+						   t->cfg.max_chain, &clash, &lowered);
 		ct_row_unlock(r);
 		if (res != CT_INS_MOVED)
 			break;
@@ -639,6 +640,8 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 	 * may be changing it (a longer one needs no lower bound, a shorter
 	 * one is lowered by whoever set it) */
 	ct_due_lower(&h->group_due_inv[(uint64_t)(r - h->rows) / CT_GROUP_ROWS], exp);
+	if (lowered)
+		ct_wheel_note(thr, k->hash, exp);
 	note_due(thr, exp);
 	ct_thread_count_add(thr, 1);
 	/* this thread's shard of the namespace (struct ct_ns_shard) */
@@ -823,7 +826,7 @@ lookup:
 			}
 			ct_conn_unlock(c);
 			if (lowered)
-				ct_conn_due_lowered(t, c);
+				ct_conn_due_lowered(thr, c);
 			set_invalid(thr, ns, v, out.reason ? out.reason : CT_PR_TCP_INVALID_STATE);
 			bc->conn = c;
 			bc->dir = dir;
@@ -880,7 +883,7 @@ lookup:
 			ct_conn_unlock(c);
 		}
 		if (lowered)
-			ct_conn_due_lowered(t, c);
+			ct_conn_due_lowered(thr, c);
 		bc->conn = c;
 		bc->dir = dir;
 		return;
@@ -999,7 +1002,7 @@ process_run(struct ct_thread *thr, const struct ct_packet *const *pkts,
 	if (held)
 		ct_conn_unlock(c);
 	if (lowered)
-		ct_conn_due_lowered(t, c);
+		ct_conn_due_lowered(thr, c);
 	/* a DYING entry sends the next packet of the tuple to a lookup */
 	return j;
 }

@@ -42,6 +42,13 @@ enum ct_gc_lock_policy {
 				   * group summaries: every row's bound is
 				   * read (benchmarks: what the summaries save,
 				   * and a pass that visits every row) */
+	CT_GC_LOCK_WHEEL,         /* as CT_GC_LOCK_DUE, but due rows are found
+				   * in a timer wheel of row handles, queued
+				   * by whoever lowers a row's bound: a pass
+				   * visits the rows that have work, not the
+				   * bounds around them.  Switching it on
+				   * costs one walk over the rows (in
+				   * slices), as does every resize */
 };
 
 enum ct_gc_yield_policy {

@@ -19,6 +19,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,6 +73,25 @@ static struct ct_packet reply_of(const struct ct_packet *p)
 	return r;
 }
 
+/*
+ * The collector's way of finding due rows for every test that does not
+ * choose one: the library's default (the wheel), or with
+ * CT_TEST_GC_FINDER=scan the bounds scan (CT_GC_LOCK_DUE).  meson runs
+ * this file both ways (tests/table/meson.build), so every expiry test
+ * holds for both.
+ */
+static void use_finder(struct ct_table *t)
+{
+	const char *f = getenv("CT_TEST_GC_FINDER");
+	struct ct_gc_policy pol;
+
+	if (!f || strcmp(f, "scan"))
+		return;
+	ct_gc_policy_default(&pol);
+	pol.lock = CT_GC_LOCK_DUE;
+	ct_gc_set_policy(t, &pol);
+}
+
 struct fixture {
 	struct ct_table *t;
 	struct ct_thread *thr;
@@ -84,6 +104,7 @@ static struct fixture *setup_with(const struct ct_table_config *cfg)
 
 	assert_non_null(f);
 	assert_int_equal(ct_table_create(cfg, &f->t), 0);
+	use_finder(f->t);
 	f->thr = ct_thread_attach(f->t);
 	assert_non_null(f->thr);
 	ct_table_set_event_handler(f->t, log_event, &f->log);
@@ -275,6 +296,7 @@ static void test_every_lock_policy_expires_the_same_entries(void **state)
 	 * collectors: same entries expired at the same time */
 	static const enum ct_gc_lock_policy pols[] = {
 		CT_GC_LOCK_DUE, CT_GC_LOCK_NONEMPTY, CT_GC_LOCK_ALWAYS, CT_GC_LOCK_DUE_ROWS,
+		CT_GC_LOCK_WHEEL,
 	};
 
 	(void)state;
@@ -314,8 +336,12 @@ static void test_busy_pass_reads_only_the_rows_of_due_subs(void **state)
 	struct ct_packet early = udp4(0x0b000001, 0x0a000002, 7, 53);
 	struct ct_gc_result r;
 	struct ct_verdict v;
+	struct ct_gc_policy pol;
 
 	(void)state;
+	ct_gc_policy_default(&pol);
+	pol.lock = CT_GC_LOCK_DUE;      /* the scan, whatever the default */
+	ct_gc_set_policy(f->t, &pol);
 	ct_process(f->thr, &early, 0 * SEC, &v);
 	for (uint16_t i = 0; i < 1000; i++) {
 		struct ct_packet p = udp4(0x0a000001 + i, 0x0a000002, 1000, 53);
@@ -1093,6 +1119,209 @@ static void test_timeout_shortened_after_its_slot_bound_was_set_is_not_missed(vo
 	assert_int_equal(r.expired, 0);
 	assert_int_equal(ct_gc_step(f->thr, 41 * SEC, 0, &r), 0);
 	assert_int_equal(r.expired, 32);
+	assert_int_equal(ct_table_count(f->t), 0);
+	teardown_f(f);
+}
+
+/* The wheel (wheel.h) on @f's table, whatever the default. */
+static void use_wheel(struct fixture *f)
+{
+	struct ct_gc_policy pol;
+
+	ct_gc_policy_default(&pol);
+	pol.lock = CT_GC_LOCK_WHEEL;
+	ct_gc_set_policy(f->t, &pol);
+}
+
+static void test_wheel_pass_visits_only_the_rows_that_are_due(void **state)
+{
+	/* The scan test above with the wheel: a first pass at 0 seeds it
+	 * (the table is empty); then one entry due at 30 s and 1000 due at
+	 * 40 s reach it through the thread's ring.  At 35 s the pass reads
+	 * one row - the due one - and locks it: no bound of any other row
+	 * is read (the 40 s handles sit in a bucket that starts after 35 s). */
+	struct fixture *f = setup_default();
+	struct ct_packet early = udp4(0x0b000001, 0x0a000002, 7, 53);
+	struct ct_gc_result r;
+	struct ct_verdict v;
+
+	(void)state;
+	use_wheel(f);
+	assert_int_equal(ct_gc_step(f->thr, 0, 0, &r), 0);
+	assert_true(r.pass_done);
+	ct_process(f->thr, &early, 0 * SEC, &v);
+	for (uint16_t i = 0; i < 1000; i++) {
+		struct ct_packet p = udp4(0x0a000001 + i, 0x0a000002, 1000, 53);
+		ct_process(f->thr, &p, 10 * SEC, &v);
+	}
+	f->log.n = 0;
+	assert_int_equal(ct_gc_step(f->thr, 35 * SEC, 0, &r), 0);
+	assert_true(r.pass_done);
+	assert_int_equal(r.expired, 1);
+	assert_int_equal(r.rows_locked, 1);
+	assert_int_equal(r.rows_visited, 1);
+	assert_int_equal(f->log.n, 1);
+	assert_int_equal(f->log.ev[0].conn.orig.src.ip4, early.tuple.src.ip4);
+	assert_true(r.next_due <= 40 * SEC);
+	/* nothing is due before 40 s, and everything is at 40 s */
+	assert_int_equal(ct_gc_step(f->thr, 40 * SEC - 1, 0, &r), 0);
+	assert_int_equal(r.rows_locked, 0);
+	assert_int_equal(r.expired, 0);
+	assert_int_equal(ct_gc_step(f->thr, 40 * SEC, 0, &r), 0);
+	assert_int_equal(r.expired, 1000);
+	assert_int_equal(ct_table_count(f->t), 0);
+	teardown_f(f);
+}
+
+static void test_wheel_reseeds_when_a_ring_overflows(void **state)
+{
+	/* More rows lowered between two passes than a thread's ring holds
+	 * (CT_WHEEL_RING): the handles that did not fit are dropped and the
+	 * wheel is seeded again by a walk over the rows.  Every entry must
+	 * still leave at its time, not before: 3 * CT_WHEEL_RING flows in a
+	 * table of as many rows, one per ms from 0 (30 s unreplied), passes
+	 * every 100 ms from 25 s until the last is due.  Each entry leaves in the first
+	 * pass at or after its expiry, none late by more than a pass. */
+	struct ct_table_config cfg;
+	struct fixture *f;
+	struct ct_gc_result r;
+	struct ct_verdict v;
+	const uint32_t n = 3 * CT_WHEEL_RING;
+	uint64_t expired = 0;
+
+	(void)state;
+	ct_table_config_default(&cfg);
+	cfg.settings.checksum = 0;
+	cfg.settings.max = 0;
+	cfg.settings.buckets = n;
+	f = setup_with(&cfg);
+	use_wheel(f);
+	assert_int_equal(ct_gc_step(f->thr, 0, 0, &r), 0);
+	for (uint32_t i = 0; i < n; i++) {
+		struct ct_packet p = udp4(0x0a000000 + i, 0x0b000002, 1000, 53);
+
+		ct_process(f->thr, &p, (uint64_t)i * 1000000ull, &v);
+	}
+	assert_true(atomic_load(&f->t->wheel_reseed));
+	for (uint64_t now = 25 * SEC; now < 30 * SEC + n * 1000000ull + SEC / 10; now += SEC / 10) {
+		f->log.n = 0;
+		assert_int_equal(ct_gc_step(f->thr, now, 0, &r), 0);
+		assert_true(r.pass_done);
+		expired += r.expired;
+		for (int k = 0; k < f->log.n; k++) {
+			assert_true(f->log.ev[k].conn.expires <= now);
+			assert_true(f->log.ev[k].conn.expires > now - SEC / 10);
+		}
+		/* everything due by now has left */
+		assert_int_equal(ct_table_count(f->t),
+				 now >= 30 * SEC + (uint64_t)(n - 1) * 1000000ull ? 0
+				 : now < 30 * SEC ? n
+				 : n - ((now - 30 * SEC) / 1000000ull + 1));
+	}
+	assert_int_equal(expired, n);
+	teardown_f(f);
+}
+
+static void *create_and_detach(void *arg)
+{
+	struct fixture *f = arg;
+	struct ct_thread *thr = ct_thread_attach(f->t);
+	struct ct_verdict v;
+
+	for (uint16_t i = 0; i < 100; i++) {
+		struct ct_packet p = udp4(0x0d000001 + i, 0x0a000002, 1000, 53);
+
+		ct_process(thr, &p, 1 * SEC, &v);
+	}
+	ct_thread_detach(thr);
+	return NULL;
+}
+
+static void test_wheel_keeps_the_handles_of_a_thread_that_detached(void **state)
+{
+	/* A thread creates 100 entries (their rows' handles on its ring)
+	 * and detaches before any pass: the handles go to the wheel then,
+	 * and the entries leave at 31 s, not before. */
+	struct fixture *f = setup_default();
+	struct ct_gc_result r;
+	pthread_t th;
+
+	(void)state;
+	use_wheel(f);
+	assert_int_equal(ct_gc_step(f->thr, 0, 0, &r), 0);
+	assert_int_equal(pthread_create(&th, NULL, create_and_detach, f), 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_false(atomic_load(&f->t->wheel_reseed));
+	assert_int_equal(ct_table_count(f->t), 100);
+	assert_int_equal(ct_gc_step(f->thr, 31 * SEC - 1, 0, &r), 0);
+	assert_int_equal(r.expired, 0);
+	assert_int_equal(ct_gc_step(f->thr, 31 * SEC, 0, &r), 0);
+	assert_int_equal(r.expired, 100);
+	assert_true(r.rows_visited <= 100);
+	assert_int_equal(ct_table_count(f->t), 0);
+	teardown_f(f);
+}
+
+static void test_wheel_takes_long_timeouts_down_its_levels_on_time(void **state)
+{
+	/* 32 TCP connections ESTABLISHED at 0 (5 days), 32 more at 1 h, and
+	 * UDP entries (30 s) every minute in between, so that rows are
+	 * collected and queued again all along.  A pass every 10 min for 5
+	 * days: no ESTABLISHED entry leaves before 5 days; the first 32
+	 * leave in the pass at exactly 5 days, the others at 5 days + 1 h.
+	 * Their handles wait in the coarse levels (39 h and 9.2 min buckets)
+	 * and come down level by level, never late. */
+	struct fixture *f = setup_crowded();
+	const uint32_t sv = 0x0a000002;
+	const uint8_t SYN = 0x02, ACK = 0x10;
+	const uint64_t day = 86400 * SEC, est = 5 * day;
+	struct ct_gc_result r;
+	struct ct_verdict v;
+	uint64_t expired_tcp = 0, udp = 0;
+
+	(void)state;
+	use_wheel(f);
+	for (int batch = 0; batch < 2; batch++) {
+		uint64_t at = batch ? 3600 * SEC : 0;
+
+		for (uint16_t i = 0; i < 32; i++) {
+			uint32_t cl = 0x0c000001 + (uint32_t)batch;
+			struct ct_packet syn = tcp4(cl, sv, (uint16_t)(2000 + i), 80, SYN, 100, 0, 0);
+			struct ct_packet synack = tcp4(sv, cl, 80, (uint16_t)(2000 + i), SYN | ACK, 500, 101, 0);
+			struct ct_packet ack = tcp4(cl, sv, (uint16_t)(2000 + i), 80, ACK, 101, 501, 0);
+
+			ct_process(f->thr, &syn, at, &v);
+			ct_process(f->thr, &synack, at, &v);
+			ct_process(f->thr, &ack, at, &v);
+		}
+		if (!batch)
+			assert_int_equal(ct_gc_step(f->thr, 0, 0, &r), 0);
+	}
+	for (uint64_t now = 600 * SEC; now <= est + 2 * 3600 * SEC; now += 600 * SEC) {
+		for (uint64_t m = now - 600 * SEC; m < now && now <= 2 * 3600 * SEC; m += 60 * SEC) {
+			struct ct_packet p = udp4(0x0e000000 + (uint32_t)udp++, 0x0b000002, 1000, 53);
+
+			ct_process(f->thr, &p, m, &v);
+		}
+		f->log.n = 0;
+		assert_int_equal(ct_gc_step(f->thr, now, 0, &r), 0);
+		assert_true(r.pass_done);
+		for (int k = 0; k < f->log.n; k++) {
+			const struct ct_conn_info *ci = &f->log.ev[k].conn;
+
+			assert_true(ci->expires <= now);
+			assert_true(ci->expires > now - 600 * SEC);
+			if (ci->orig.l4 == IPPROTO_TCP) {
+				assert_true(ci->expires == est || ci->expires == est + 3600 * SEC);
+				expired_tcp++;
+			}
+		}
+		if (now < est)
+			assert_int_equal(expired_tcp, 0);
+		else if (now < est + 3600 * SEC)
+			assert_int_equal(expired_tcp, 32);
+	}
+	assert_int_equal(expired_tcp, 64);
 	assert_int_equal(ct_table_count(f->t), 0);
 	teardown_f(f);
 }
@@ -1910,6 +2139,10 @@ int main(void)
 		cmocka_unit_test(test_idle_collector_pass_locks_no_row),
 		cmocka_unit_test(test_every_lock_policy_expires_the_same_entries),
 		cmocka_unit_test(test_busy_pass_reads_only_the_rows_of_due_subs),
+		cmocka_unit_test(test_wheel_pass_visits_only_the_rows_that_are_due),
+		cmocka_unit_test(test_wheel_reseeds_when_a_ring_overflows),
+		cmocka_unit_test(test_wheel_keeps_the_handles_of_a_thread_that_detached),
+		cmocka_unit_test(test_wheel_takes_long_timeouts_down_its_levels_on_time),
 		cmocka_unit_test(test_pass_in_tiny_slices_leaves_nothing_due),
 		cmocka_unit_test(test_lookup_reaps_an_expired_entry_and_creates_anew),
 		cmocka_unit_test(test_stream_timeout_is_never_lowered_by_refresh_bounds),

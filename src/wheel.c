@@ -1,0 +1,225 @@
+/*
+ * wheel.c - the collector's timer wheel of due rows: buckets of handle
+ * blocks, and the packet threads' rings that feed it (wheel.h says what
+ * a handle means and who may touch what).
+ *
+ * Everything here but the ring's producer side runs under the table's
+ * gc_lock, on one thread at a time, so the wheel itself takes no lock and
+ * uses no atomics: the lists are plain singly linked lists of 4 KB
+ * blocks.  A push appends to the first block of its list (a new block
+ * when that one is full), so a list is read back newest block first; the
+ * order within a bucket does not matter, every handle in it is looked at.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "wheel.h"
+
+static struct ct_wheel_blk *blk_get(struct ct_wheel *w)
+{
+	struct ct_wheel_blk *b = w->free;
+
+	if (b) {
+		w->free = b->next;
+	} else {
+		b = malloc(sizeof(*b));
+		if (!b) {
+			w->nomem = true;
+			return NULL;
+		}
+		w->blocks++;
+	}
+	b->next = NULL;
+	b->n = 0;
+	return b;
+}
+
+void ct_wheel_blk_done(struct ct_wheel *w, struct ct_wheel_blk *b)
+{
+	b->next = w->free;
+	w->free = b;
+}
+
+static inline void list_push(struct ct_wheel *w, struct ct_wheel_blk **list,
+		      uint32_t hash, uint64_t due)
+{
+	struct ct_wheel_blk *b = *list;
+
+	if (!b || b->n == CT_WHEEL_BLK) {
+		struct ct_wheel_blk *nb = blk_get(w);
+
+		if (!nb)
+			return;         /* w->nomem: the table reseeds */
+		nb->next = b;
+		*list = b = nb;
+	}
+	b->h[b->n].due = due;
+	b->h[b->n].hash = hash;
+	b->h[b->n].spare = 0;
+	b->n++;
+	w->handles++;
+}
+
+/* Put list @l in front of *@dst (walks @l to its last block). */
+static void list_splice(struct ct_wheel_blk **dst, struct ct_wheel_blk *l)
+{
+	struct ct_wheel_blk *e = l;
+
+	if (!l)
+		return;
+	while (e->next)
+		e = e->next;
+	e->next = *dst;
+	*dst = l;
+}
+
+static void list_free_all(struct ct_wheel *w, struct ct_wheel_blk *l)
+{
+	while (l) {
+		struct ct_wheel_blk *n = l->next;
+
+		ct_wheel_blk_done(w, l);
+		l = n;
+	}
+}
+
+static unsigned level_shift(unsigned l)
+{
+	return CT_WHEEL_SHIFT0 + l * CT_WHEEL_LVL_BITS;
+}
+
+void ct_wheel_push(struct ct_wheel *w, uint32_t hash, uint64_t due, bool now_ok)
+{
+	uint64_t x = due >> CT_WHEEL_SHIFT0, p = w->base >> CT_WHEEL_SHIFT0;
+
+	if (due <= w->base) {
+		list_push(w, now_ok ? &w->pending : &w->cur, hash, due);
+		return;
+	}
+	if (x == p) {
+		/* in the level-0 bucket already taken: looked at each step */
+		list_push(w, &w->cur, hash, due);
+		return;
+	}
+	/* x > p; the commonest case first: level 0 */
+	if (x - p < CT_WHEEL_BUCKETS) {
+		list_push(w, &w->b[0][x % CT_WHEEL_BUCKETS], hash, due);
+		return;
+	}
+	for (unsigned l = 1; l < CT_WHEEL_LEVELS; l++) {
+		x = due >> level_shift(l);
+		p = w->base >> level_shift(l);
+		/* x > p: the level below did not fit (wheel.h) */
+		if (x - p < CT_WHEEL_BUCKETS) {
+			list_push(w, &w->b[l][x % CT_WHEEL_BUCKETS], hash, due);
+			return;
+		}
+	}
+	/* beyond the top level: its last bucket, taken early and queued
+	 * again */
+	list_push(w, &w->b[CT_WHEEL_LEVELS - 1][(p + CT_WHEEL_BUCKETS - 1) % CT_WHEEL_BUCKETS],
+		  hash, due);
+}
+
+void ct_wheel_advance(struct ct_wheel *w, uint64_t now)
+{
+	list_splice(&w->pending, w->cur);
+	w->cur = NULL;
+	if (now <= w->base)
+		return;
+	for (unsigned l = CT_WHEEL_LEVELS; l-- > 0;) {
+		uint64_t p = w->base >> level_shift(l), n = now >> level_shift(l);
+		uint64_t k = n - p < CT_WHEEL_BUCKETS ? n - p : CT_WHEEL_BUCKETS;
+
+		for (uint64_t i = 1; i <= k; i++) {
+			struct ct_wheel_blk **bk = &w->b[l][(p + i) % CT_WHEEL_BUCKETS];
+
+			list_splice(&w->pending, *bk);
+			*bk = NULL;
+		}
+	}
+	w->base = now;
+}
+
+struct ct_wheel_blk *ct_wheel_take_pending(struct ct_wheel *w)
+{
+	struct ct_wheel_blk *l = w->pending;
+
+	w->pending = NULL;
+	for (struct ct_wheel_blk *b = l; b; b = b->next)
+		w->handles -= b->n;
+	return l;
+}
+
+void ct_wheel_unpop(struct ct_wheel *w, struct ct_wheel_blk *l)
+{
+	for (struct ct_wheel_blk *b = l; b; b = b->next)
+		w->handles += b->n;
+	list_splice(&w->pending, l);
+}
+
+void ct_wheel_ring_drain(struct ct_wheel *w, struct ct_wheel_ring *r)
+{
+	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+	uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+
+	for (; h != t; h++) {
+		const struct ct_wh *x = &r->buf[h % CT_WHEEL_RING];
+
+		ct_wheel_push(w, x->hash, x->due, true);
+	}
+	atomic_store_explicit(&r->head, h, memory_order_release);
+}
+
+void ct_wheel_reset(struct ct_wheel *w, uint64_t now)
+{
+	for (unsigned l = 0; l < CT_WHEEL_LEVELS; l++)
+		for (unsigned i = 0; i < CT_WHEEL_BUCKETS; i++) {
+			list_free_all(w, w->b[l][i]);
+			w->b[l][i] = NULL;
+		}
+	list_free_all(w, w->cur);
+	list_free_all(w, w->pending);
+	w->cur = w->pending = NULL;
+	w->handles = 0;
+	w->base = now;
+	w->seeded = false;
+	w->seed_cursor = 0;
+	w->nomem = false;
+}
+
+void ct_wheel_free(struct ct_wheel *w)
+{
+	ct_wheel_reset(w, 0);
+	while (w->free) {
+		struct ct_wheel_blk *n = w->free->next;
+
+		free(w->free);
+		w->free = n;
+	}
+	w->blocks = 0;
+}
+
+uint64_t ct_wheel_next_due(const struct ct_wheel *w)
+{
+	uint64_t best = UINT64_MAX;
+
+	if (w->pending || w->cur)
+		return w->base;
+	for (unsigned l = 0; l < CT_WHEEL_LEVELS; l++) {
+		uint64_t p = w->base >> level_shift(l);
+
+		for (uint64_t i = 1; i <= CT_WHEEL_BUCKETS; i++)
+			if (w->b[l][(p + i) % CT_WHEEL_BUCKETS]) {
+				uint64_t start = (p + i) << level_shift(l);
+
+				/* the top level's last bucket also holds
+				 * handles beyond it: its start is still a
+				 * lower bound */
+				if (start < best)
+					best = start;
+				break;
+			}
+	}
+	return best;
+}
