@@ -386,7 +386,10 @@ again:
 	if (ct_row_next(head))
 		g->res->ovf_rows_freed +=
 			ct_htab_ovf_unlink_empty(h, head, &g->ovf_batch, t->rcu);
-	if (ct_due_lower(&head->due_inv, m) && g->wheel)
+	/* a new bound needs a handle (wheel.h); the same bound, not yet
+	 * due, has one (an early-drop pass locks rows that are not due:
+	 * queueing them all again would fill the wheel with duplicates) */
+	if (ct_due_lower(&head->due_inv, m) && g->wheel && (m != d || m <= g->now))
 		ct_wheel_push(&t->wheel, ct_wheel_row_hash(idx, h->n_rows), m, false);
 	ct_row_unlock(head);
 
@@ -881,7 +884,8 @@ static bool gc_wheel_step(struct gc_run *g)
 	/* after the rings: what they held was lowered before the walk
 	 * begins, and the walk reads it */
 	if (atomic_exchange_explicit(&t->wheel_reseed, false, memory_order_acq_rel) ||
-	    w->nomem)
+	    w->nomem ||
+	    w->handles > CT_WHEEL_PER_ROW * g->h->n_rows + CT_WHEEL_FLOOR)
 		ct_wheel_reset(w, g->now);
 	ct_wheel_advance(w, g->now);
 	if (g->pressure)

@@ -21,6 +21,7 @@ static struct ct_wheel_blk *blk_get(struct ct_wheel *w)
 
 	if (b) {
 		w->free = b->next;
+		w->n_free--;
 	} else {
 		b = malloc(sizeof(*b));
 		if (!b) {
@@ -38,6 +39,20 @@ void ct_wheel_blk_done(struct ct_wheel *w, struct ct_wheel_blk *b)
 {
 	b->next = w->free;
 	w->free = b;
+	w->n_free++;
+}
+
+/* Free the blocks of the free list beyond the first @keep. */
+static void free_trim(struct ct_wheel *w, uint64_t keep)
+{
+	while (w->n_free > keep) {
+		struct ct_wheel_blk *n = w->free->next;
+
+		free(w->free);
+		w->free = n;
+		w->n_free--;
+		w->blocks--;
+	}
 }
 
 static inline void list_push(struct ct_wheel *w, struct ct_wheel_blk **list,
@@ -186,18 +201,13 @@ void ct_wheel_reset(struct ct_wheel *w, uint64_t now)
 	w->seeded = false;
 	w->seed_cursor = 0;
 	w->nomem = false;
+	free_trim(w, CT_WHEEL_KEEP);
 }
 
 void ct_wheel_free(struct ct_wheel *w)
 {
 	ct_wheel_reset(w, 0);
-	while (w->free) {
-		struct ct_wheel_blk *n = w->free->next;
-
-		free(w->free);
-		w->free = n;
-	}
-	w->blocks = 0;
+	free_trim(w, 0);
 }
 
 uint64_t ct_wheel_next_due(const struct ct_wheel *w)

@@ -31,8 +31,15 @@
  * down at most three times and is never taken late.  Level 0 spans 2.1 s,
  * so a row whose next expiry is seconds away (most of them, in a table
  * whose entries live seconds) moves once.  Handles beyond the top level's
- * 1.1 years wait in its last bucket.  Each bucket is a list of
- * 4 KB blocks of handles; blocks are reused, and freed with the table.
+ * 1.1 years wait in its last bucket.  Each bucket is a list of 1 KB
+ * blocks of handles; blocks are reused, and freed with the table.
+ *
+ * Bounded.  Stale handles wait for their time, and a table that churns
+ * (rows emptied and filled again, timeouts of seconds next to days) can
+ * queue many per row before they come: more than CT_WHEEL_PER_ROW per row
+ * (plus a floor) and the collector seeds the wheel again, which leaves one
+ * per non-empty row.  Emptied, the wheel keeps at most CT_WHEEL_KEEP free
+ * blocks.
  *
  * Who touches what.  The wheel (struct ct_wheel) belongs to the
  * collector: only a thread holding the table's gc_lock reads or writes
@@ -62,7 +69,11 @@ struct ct_wh {
 #define CT_WHEEL_BUCKETS 256
 #define CT_WHEEL_LVL_BITS 8
 #define CT_WHEEL_SHIFT0 23
-#define CT_WHEEL_BLK ((4096 - 16) / sizeof(struct ct_wh))
+#define CT_WHEEL_BLK ((1024 - 16) / sizeof(struct ct_wh))
+
+#define CT_WHEEL_PER_ROW 4
+#define CT_WHEEL_FLOOR 65536
+#define CT_WHEEL_KEEP 64
 
 struct ct_wheel_blk {
 	struct ct_wheel_blk *next;
@@ -84,6 +95,7 @@ struct ct_wheel {
 	struct ct_wheel_blk *free;    /* blocks to reuse */
 	uint64_t handles;             /* queued now (all lists) */
 	uint64_t blocks;              /* allocated */
+	uint64_t n_free;              /* on the free list */
 	bool nomem;                   /* a block could not be allocated */
 };
 
@@ -124,8 +136,8 @@ static inline bool ct_wheel_ring_put(struct ct_wheel_ring *r, uint32_t hash,
 /* Collector (gc_lock held): move what @r holds into @w. */
 void ct_wheel_ring_drain(struct ct_wheel *w, struct ct_wheel_ring *r);
 
-/* Collector: empty @w (its blocks kept for reuse) and start over at @now,
- * unseeded. */
+/* Collector: empty @w (up to CT_WHEEL_KEEP blocks kept for reuse) and
+ * start over at @now, unseeded. */
 void ct_wheel_reset(struct ct_wheel *w, uint64_t now);
 
 /* Collector: free every block (the table's end). */
