@@ -106,8 +106,13 @@ struct ct_wheel {
 struct ct_wheel_ring {
 	_Atomic uint32_t tail;        /* next to write; owner only writes */
 	uint32_t head_seen;           /* owner's copy of head */
-	_Atomic uint32_t head __attribute__((aligned(64))); /* collector */
-	struct ct_wh buf[CT_WHEEL_RING] __attribute__((aligned(64)));
+	/* head on a line of its own (padding, not an alignment attribute:
+	 * struct ct_thread stays 8-aligned, which the list macros that walk
+	 * t->threads from its head rely on) */
+	char pad0[56];
+	_Atomic uint32_t head;        /* next to read; the collector writes */
+	char pad1[60];
+	struct ct_wh buf[CT_WHEEL_RING];
 };
 
 /*
