@@ -350,6 +350,10 @@ static void run_epoch(enum ct_rcu_flavor flavor, uint64_t seed, unsigned ms)
 	/* yield at every row in some epochs: the collector's read-side
 	 * section is cut into many short ones */
 	pol.yield = stress_below(&rng, 2) ? CT_GC_YIELD_EVERY_ROW : CT_GC_YIELD_THROTTLED;
+	/* due rows found by the wheel (the default: packet threads queue
+	 * handles on their rings while the collector drains them) or by
+	 * the scan of the bounds */
+	pol.lock = stress_below(&rng, 2) ? CT_GC_LOCK_WHEEL : CT_GC_LOCK_DUE;
 	ct_gc_set_policy(e->t, &pol);
 	switch (stress_below(&rng, 3)) {
 	case 0: e->gc_step = true; break;
