@@ -451,6 +451,7 @@ void ct_conn_due_lowered(struct ct_thread *thr, struct ct_conn *c)
 	struct ct_htab *h = atomic_load_explicit(&t->htab, memory_order_acquire);
 	struct ct_htab *f = atomic_load_explicit(&h->future, memory_order_acquire);
 	uint64_t exp;
+	bool lowered;
 
 	/* the store of c->expires must be ordered before the loads of the
 	 * bounds (gc.c explains the pairing) */
@@ -458,8 +459,11 @@ void ct_conn_due_lowered(struct ct_thread *thr, struct ct_conn *c)
 	exp = __atomic_load_n(&c->expires, __ATOMIC_RELAXED);
 	/* a handle is a hash: one for either generation will do (and a
 	 * resize's end seeds the wheel again anyway) */
-	if (ct_htab_lower_due(h, ct_row_index(c->hash, h->n_rows), exp) |
-	    (f && ct_htab_lower_due(f, ct_row_index(c->hash, f->n_rows), exp)))
+	lowered = ct_htab_lower_due(h, ct_row_index(c->hash, h->n_rows), exp);
+
+	if (f && ct_htab_lower_due(f, ct_row_index(c->hash, f->n_rows), exp))
+		lowered = true;
+	if (lowered)
 		ct_wheel_note(thr, c->hash, exp);
 }
 
