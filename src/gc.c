@@ -390,7 +390,7 @@ again:
 	 * due, has one (an early-drop pass locks rows that are not due:
 	 * queueing them all again would fill the wheel with duplicates) */
 	if (ct_due_lower(&head->due_inv, m) && g->wheel && (m != d || m <= g->now))
-		ct_wheel_push(&t->wheel, ct_wheel_row_hash(idx, h->n_rows), m, false);
+		ct_wheel_push(&t->wheel, (uint32_t)idx, h->gen, m, false);
 	ct_row_unlock(head);
 
 	for (unsigned i = 0; i < n; i++) {
@@ -764,12 +764,20 @@ static void gc_wheel_look(struct gc_run *g, struct ct_row *r)
 		gc_queue_row(g, r, rd, NULL, NULL);
 }
 
-/* The row of a due handle: prefetch its line and its slot bounds, and
+/* The row of due handle @x: prefetch its line and its slot bounds, and
  * look at the row GC_WHEEL_AHEAD handles later (or at the next drain). */
-static void gc_wheel_ahead(struct gc_run *g, uint32_t hash)
+static void gc_wheel_ahead(struct gc_run *g, const struct ct_wh *x)
 {
-	uint64_t idx = ct_row_index(hash, g->h->n_rows);
-	struct ct_row *r = &g->h->rows[idx];
+	uint64_t idx;
+	struct ct_row *r;
+
+	if (!x->gen)
+		idx = ct_row_index(x->key, g->h->n_rows);
+	else if (x->gen == g->h->gen && x->key < g->h->n_rows)
+		idx = x->key;
+	else
+		return;         /* another generation's row: stale */
+	r = &g->h->rows[idx];
 
 	__builtin_prefetch(r, 1);
 	__builtin_prefetch(ct_slot_due(g->h, idx), 0);
@@ -803,10 +811,10 @@ static bool gc_wheel_work(struct gc_run *g)
 				struct ct_wh x = b->h[i];
 
 				if (x.due > g->now) {
-					ct_wheel_push(w, x.hash, x.due, false);
+					ct_wheel_push(w, x.key, x.gen, x.due, false);
 					continue;
 				}
-				gc_wheel_ahead(g, x.hash);
+				gc_wheel_ahead(g, &x);
 				if (!gc_after_rows(g, 1) || g->retired) {
 					/* the rest of this block, and the
 					 * blocks after it, stay pending */
@@ -852,7 +860,7 @@ static bool gc_wheel_seed(struct gc_run *g)
 				if (rd <= g->now)
 					gc_queue_row(g, r, rd, NULL, NULL);
 				else
-					ct_wheel_push(w, ct_wheel_row_hash(i, h->n_rows), rd, false);
+					ct_wheel_push(w, (uint32_t)i, h->gen, rd, false);
 			}
 			g->res->rows_visited += i1 - i0;
 		}
@@ -884,9 +892,9 @@ static bool gc_wheel_step(struct gc_run *g)
 	/* after the rings: what they held was lowered before the walk
 	 * begins, and the walk reads it */
 	if (atomic_exchange_explicit(&t->wheel_reseed, false, memory_order_acq_rel) ||
-	    w->nomem ||
+	    w->nomem || w->gen != g->h->gen ||
 	    w->handles > CT_WHEEL_PER_ROW * g->h->n_rows + CT_WHEEL_FLOOR)
-		ct_wheel_reset(w, g->now);
+		ct_wheel_reset(w, g->now, g->h->gen);
 	ct_wheel_advance(w, g->now);
 	if (g->pressure)
 		return false;   /* the caller's scan pass does the work */

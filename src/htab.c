@@ -99,6 +99,9 @@ static void *map_zeroed(size_t len)
 	return p;
 }
 
+/* every generation's number, process-wide (never 0: wheel.h) */
+static _Atomic uint32_t htab_gens;
+
 struct ct_htab *ct_htab_new(uint64_t n_rows)
 {
 	struct ct_htab *h = calloc(1, sizeof(*h));
@@ -115,6 +118,9 @@ struct ct_htab *ct_htab_new(uint64_t n_rows)
 		return NULL;
 	}
 	atomic_init(&h->ovf->refs, 1);
+	do
+		h->gen = atomic_fetch_add_explicit(&htab_gens, 1, memory_order_relaxed) + 1;
+	while (!h->gen);
 	h->n_rows = n_rows;
 	h->n_groups = (n_rows + CT_GROUP_ROWS - 1) / CT_GROUP_ROWS;
 	h->rows = map_zeroed(n_rows * sizeof(struct ct_row));

@@ -96,6 +96,10 @@ struct rcu_flavor_struct;
 
 struct ct_htab {
 	uint64_t n_rows;               /* any number in [1, CT_ROWS_MAX] */
+	uint32_t gen;                  /* this generation's number, unique
+					* in the process, never 0 (the
+					* collector's wheel tags row indices
+					* with it, wheel.h) */
 	uint64_t n_groups;
 	struct ct_row *rows;
 	_Atomic uint64_t *group_due_inv;  /* ~due per 64 rows */

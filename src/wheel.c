@@ -15,7 +15,7 @@
 
 #include "wheel.h"
 
-static struct ct_wheel_blk *blk_get(struct ct_wheel *w)
+struct ct_wheel_blk *ct_wheel_blk_get(struct ct_wheel *w)
 {
 	struct ct_wheel_blk *b = w->free;
 
@@ -55,26 +55,6 @@ static void free_trim(struct ct_wheel *w, uint64_t keep)
 	}
 }
 
-static inline void list_push(struct ct_wheel *w, struct ct_wheel_blk **list,
-		      uint32_t hash, uint64_t due)
-{
-	struct ct_wheel_blk *b = *list;
-
-	if (!b || b->n == CT_WHEEL_BLK) {
-		struct ct_wheel_blk *nb = blk_get(w);
-
-		if (!nb)
-			return;         /* w->nomem: the table reseeds */
-		nb->next = b;
-		*list = b = nb;
-	}
-	b->h[b->n].due = due;
-	b->h[b->n].hash = hash;
-	b->h[b->n].spare = 0;
-	b->n++;
-	w->handles++;
-}
-
 /* Put list @l in front of *@dst (walks @l to its last block). */
 static void list_splice(struct ct_wheel_blk **dst, struct ct_wheel_blk *l)
 {
@@ -103,22 +83,13 @@ static unsigned level_shift(unsigned l)
 	return CT_WHEEL_SHIFT0 + l * CT_WHEEL_LVL_BITS;
 }
 
-void ct_wheel_push(struct ct_wheel *w, uint32_t hash, uint64_t due, bool now_ok)
+void ct_wheel_push_slow(struct ct_wheel *w, uint32_t key, uint32_t gen,
+			uint64_t due, bool now_ok)
 {
-	uint64_t x = due >> CT_WHEEL_SHIFT0, p = w->base >> CT_WHEEL_SHIFT0;
+	uint64_t x, p;
 
 	if (due <= w->base) {
-		list_push(w, now_ok ? &w->pending : &w->cur, hash, due);
-		return;
-	}
-	if (x == p) {
-		/* in the level-0 bucket already taken: looked at each step */
-		list_push(w, &w->cur, hash, due);
-		return;
-	}
-	/* x > p; the commonest case first: level 0 */
-	if (x - p < CT_WHEEL_BUCKETS) {
-		list_push(w, &w->b[0][x % CT_WHEEL_BUCKETS], hash, due);
+		ct_wheel_list_push(w, now_ok ? &w->pending : &w->cur, key, gen, due);
 		return;
 	}
 	for (unsigned l = 1; l < CT_WHEEL_LEVELS; l++) {
@@ -126,14 +97,14 @@ void ct_wheel_push(struct ct_wheel *w, uint32_t hash, uint64_t due, bool now_ok)
 		p = w->base >> level_shift(l);
 		/* x > p: the level below did not fit (wheel.h) */
 		if (x - p < CT_WHEEL_BUCKETS) {
-			list_push(w, &w->b[l][x % CT_WHEEL_BUCKETS], hash, due);
+			ct_wheel_list_push(w, &w->b[l][x % CT_WHEEL_BUCKETS], key, gen, due);
 			return;
 		}
 	}
 	/* beyond the top level: its last bucket, taken early and queued
 	 * again */
-	list_push(w, &w->b[CT_WHEEL_LEVELS - 1][(p + CT_WHEEL_BUCKETS - 1) % CT_WHEEL_BUCKETS],
-		  hash, due);
+	ct_wheel_list_push(w, &w->b[CT_WHEEL_LEVELS - 1][(p + CT_WHEEL_BUCKETS - 1) % CT_WHEEL_BUCKETS],
+			   key, gen, due);
 }
 
 void ct_wheel_advance(struct ct_wheel *w, uint64_t now)
@@ -181,12 +152,12 @@ void ct_wheel_ring_drain(struct ct_wheel *w, struct ct_wheel_ring *r)
 	for (; h != t; h++) {
 		const struct ct_wh *x = &r->buf[h % CT_WHEEL_RING];
 
-		ct_wheel_push(w, x->hash, x->due, true);
+		ct_wheel_push(w, x->key, 0, x->due, true);
 	}
 	atomic_store_explicit(&r->head, h, memory_order_release);
 }
 
-void ct_wheel_reset(struct ct_wheel *w, uint64_t now)
+void ct_wheel_reset(struct ct_wheel *w, uint64_t now, uint32_t gen)
 {
 	for (unsigned l = 0; l < CT_WHEEL_LEVELS; l++)
 		for (unsigned i = 0; i < CT_WHEEL_BUCKETS; i++) {
@@ -198,6 +169,7 @@ void ct_wheel_reset(struct ct_wheel *w, uint64_t now)
 	w->cur = w->pending = NULL;
 	w->handles = 0;
 	w->base = now;
+	w->gen = gen;
 	w->seeded = false;
 	w->seed_cursor = 0;
 	w->nomem = false;
@@ -206,7 +178,7 @@ void ct_wheel_reset(struct ct_wheel *w, uint64_t now)
 
 void ct_wheel_free(struct ct_wheel *w)
 {
-	ct_wheel_reset(w, 0);
+	ct_wheel_reset(w, 0, 0);
 	free_trim(w, 0);
 }
 

@@ -7,21 +7,25 @@
  * falling due each second - most of that reading is spent on rows that
  * share a sub with a due one: 2.4 to 8 rows read per expired entry, and
  * ~3/4 of the pass's time spent finding, not removing.  The wheel finds
- * them instead: it holds handles (a row's hash, the row's due bound) in
- * time buckets, and a pass takes the handles whose time has come and
- * visits only their rows.
+ * them instead: it holds handles (a row, the row's due bound) in time
+ * buckets, and a pass takes the handles whose time has come and visits
+ * only their rows.
  *
  * What a handle says.  Whoever lowers a row's bound to D, and whose store
  * is the one that takes effect (ct_due_lower returned true), queues a
- * handle (a hash of the row, D).  So for every row whose bound is D, a
- * handle for D is queued or on its way (a packet thread's ring, below).
- * A handle found when its row's bound is later than its time is stale -
- * the row was collected, or its bound raised by the collector, which then
- * queued a handle for the new bound - and is dropped without locking the
- * row.  A row is identified by a 32-bit hash whose row index is the row
- * (ct_row_index): that is valid in every generation, so a handle outlives
- * a resize (after which the wheel is seeded again: migration lowers the
- * new rows' bounds without queueing).  Nothing in a handle points at an
+ * handle (the row, D).  So for every row whose bound is D, a handle for
+ * D is queued or on its way (a packet thread's ring, below).  A handle
+ * found when its row's bound is later than its time is stale - the row
+ * was collected, or its bound raised by the collector, which then queued
+ * a handle for the new bound - and is dropped without locking the row.
+ *
+ * A packet thread names the row by the 32-bit hash of its entry (whose
+ * row index, ct_row_index, is the row in any generation); the collector
+ * by the row's index, tagged with the generation's number (ct_htab.gen).
+ * The wheel is complete for one generation (ct_wheel.gen): a resize, after
+ * which migration has lowered the new rows' bounds without queueing,
+ * empties it and seeds it again for the new one, and a handle tagged for
+ * another generation is dropped.  Nothing in a handle points at an
  * entry, so no entry's lifetime depends on the wheel.
  *
  * Buckets.  Four levels of 256 buckets, 8.4 ms, 2.1 s, 9.2 min and 39 h
@@ -58,11 +62,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* a handle: the row's bound when it was queued, a hash of the row */
+/* a handle: the row's bound when it was queued, and the row: a hash of
+ * one of its entries (gen 0: packet threads), or its index in generation
+ * gen (the collector, which knows the row but not a hash) */
 struct ct_wh {
 	uint64_t due;
-	uint32_t hash;
-	uint32_t spare;
+	uint32_t key;
+	uint32_t gen;
 };
 
 #define CT_WHEEL_LEVELS 4
@@ -84,6 +90,7 @@ struct ct_wheel_blk {
 
 struct ct_wheel {
 	uint64_t base;            /* time (ns) up to which buckets are taken */
+	uint32_t gen;             /* the generation it is (being) seeded for */
 	bool seeded;              /* the wheel holds a handle for every row
 				   * with a bound (else: a seeding walk) */
 	uint64_t seed_cursor;     /* next row of the seeding walk */
@@ -116,7 +123,8 @@ struct ct_wheel_ring {
 };
 
 /*
- * ct_wheel_ring_put - queue (@hash, @due) on the owner's ring.  Returns
+ * ct_wheel_ring_put - queue (@hash of an entry of the row, @due) on the
+ * owner's ring.  Returns
  * false when the ring is full (the caller sets the table's reseed flag).
  * Owner thread only; a few stores, no read-modify-write.
  */
@@ -133,25 +141,78 @@ static inline bool ct_wheel_ring_put(struct ct_wheel_ring *r, uint32_t hash,
 	}
 	w = &r->buf[t % CT_WHEEL_RING];
 	w->due = due;
-	w->hash = hash;
+	w->key = hash;
+	w->gen = 0;
 	atomic_store_explicit(&r->tail, t + 1, memory_order_release);
 	return true;
 }
 
-/* Collector (gc_lock held): move what @r holds into @w. */
+/* Collector (gc_lock held): move what @r holds into @w (as hashes). */
 void ct_wheel_ring_drain(struct ct_wheel *w, struct ct_wheel_ring *r);
 
 /* Collector: empty @w (up to CT_WHEEL_KEEP blocks kept for reuse) and
- * start over at @now, unseeded. */
-void ct_wheel_reset(struct ct_wheel *w, uint64_t now);
+ * start over at @now, unseeded, for generation @gen. */
+void ct_wheel_reset(struct ct_wheel *w, uint64_t now, uint32_t gen);
 
 /* Collector: free every block (the table's end). */
 void ct_wheel_free(struct ct_wheel *w);
 
-/* Collector: queue (@hash, @due).  A time at or before base goes to the
+/* Collector: a block from the free list or malloc (NULL: w->nomem set). */
+struct ct_wheel_blk *ct_wheel_blk_get(struct ct_wheel *w);
+
+/* Collector: append (@key, @gen, @due) to list *@list (a new first block when
+ * the first is full; the handle is dropped, and w->nomem set, when none
+ * can be had: the collector then seeds the wheel again). */
+static inline void ct_wheel_list_push(struct ct_wheel *w, struct ct_wheel_blk **list,
+				      uint32_t key, uint32_t gen, uint64_t due)
+{
+	struct ct_wheel_blk *b = *list;
+
+	if (__builtin_expect(!b || b->n == CT_WHEEL_BLK, 0)) {
+		struct ct_wheel_blk *nb = ct_wheel_blk_get(w);
+
+		if (!nb)
+			return;
+		nb->next = b;
+		*list = b = nb;
+	}
+	b->h[b->n].due = due;
+	b->h[b->n].key = key;
+	b->h[b->n].gen = gen;
+	b->n++;
+	w->handles++;
+}
+
+void ct_wheel_push_slow(struct ct_wheel *w, uint32_t key, uint32_t gen,
+			uint64_t due, bool now_ok);
+
+/*
+ * Collector: queue (@key, @gen, @due) (struct ct_wh).  A time at or before base goes to the
  * pending list when @now_ok (to be worked on in this step), else to cur
- * (the next step): a row found busy is not retried in a loop. */
-void ct_wheel_push(struct ct_wheel *w, uint32_t hash, uint64_t due, bool now_ok);
+ * (the next step): a row found busy is not retried in a loop.  A time in
+ * base's level-0 bucket, which is taken already, goes to cur too (looked
+ * at every step); a later one to its bucket.  Inline for the two common
+ * cases (cur and level 0), which the collector takes about twice per
+ * expired entry.
+ */
+static inline void ct_wheel_push(struct ct_wheel *w, uint32_t key, uint32_t gen,
+				 uint64_t due, bool now_ok)
+{
+	uint64_t x = due >> CT_WHEEL_SHIFT0, p = w->base >> CT_WHEEL_SHIFT0;
+
+	if (due > w->base) {
+		if (x == p) {
+			ct_wheel_list_push(w, &w->cur, key, gen, due);
+			return;
+		}
+		/* x > p */
+		if (x - p < CT_WHEEL_BUCKETS) {
+			ct_wheel_list_push(w, &w->b[0][x % CT_WHEEL_BUCKETS], key, gen, due);
+			return;
+		}
+	}
+	ct_wheel_push_slow(w, key, gen, due, now_ok);
+}
 
 /* Collector: take the buckets whose start is at or before @now, and cur,
  * onto the pending list; base becomes @now (if later). */
@@ -168,12 +229,5 @@ void ct_wheel_blk_done(struct ct_wheel *w, struct ct_wheel_blk *b);
 /* Collector: a lower bound of the earliest time queued after base
  * (UINT64_MAX: nothing queued; base when something is pending or cur). */
 uint64_t ct_wheel_next_due(const struct ct_wheel *w);
-
-/* A 32-bit hash whose row index (ct_row_index) in a table of @n_rows rows
- * is @idx: the least one, ceil(idx * 2^32 / n_rows). */
-static inline uint32_t ct_wheel_row_hash(uint64_t idx, uint64_t n_rows)
-{
-	return (uint32_t)(((idx << 32) + n_rows - 1) / n_rows);
-}
 
 #endif /* CT_WHEEL_H */
