@@ -27,6 +27,12 @@
  *  queues are emptied before every yield and at the end of a slice.
  *  3. Scheduling follows the work: the collector thread sleeps until the
  *     earliest due time seen, within [min_interval, max_interval].
+ *  4. With CT_GC_LOCK_WHEEL (the default) a pass does not scan bounds at
+ *     all: the due rows come out of the timer wheel of wheel.h, fed by
+ *     whoever lowered a row's bound, and go into the same pipeline
+ *     (gc_queue_row, gc_row) as rows the scan finds.  gc_row then queues a
+ *     handle for the bound it leaves.  The scan remains for the naive
+ *     policies, CT_GC_LOCK_DUE, and passes under early-drop pressure.
  * The naive policies (lock every row, lock non-empty rows, yield at every
  * row) stay selectable so the benchmarks compare them in one run.
  *

@@ -10,6 +10,13 @@
  * Between rows the collector offers to yield (RCU quiescent state, stop
  * check) at most once per millisecond, reading a cheap clock.
  *
+ * By default (CT_GC_LOCK_WHEEL) the collector does not even read the
+ * bounds of rows that are not due: whoever lowers a row's bound queues the
+ * row in a timer wheel (a packet thread on a ring of its own, at the cost
+ * of a few stores when it creates an entry in a row whose bound it
+ * lowers), and a pass visits the rows whose time has come.  Switching it
+ * on, and each online resize, cost one walk over the rows, in slices.
+ *
  * Two ways to run it:
  *  - ct_gc_step(): the embedding application calls it from its own loop
  *    with its own @now and a budget; it returns when the budget is spent
