@@ -28,9 +28,10 @@
  * from the same timings.  Time (@now) is the real monotonic clock, so
  * the collector thread (ct_gc_start) sees the same time.
  *
- * Collector variants: off; due-time (the default policy, adaptive
- * schedule); lock-nonempty (pf's policy in the same thread, for
- * contrast); alternating (due-time, started and stopped every 50 ms
+ * Collector variants: off; due-time (the scan of the bounds,
+ * CT_GC_LOCK_DUE, adaptive schedule); lock-nonempty (pf's policy in the
+ * same thread, for contrast); alternating (the library's default policy -
+ * the wheel since stop 16 - started and stopped every 50 ms
  * while the packet threads run: each burst is filed under the state the
  * collector was in for all of it, and the p99 of the bursts with it is
  * compared with the p99 of those without it from the same run - the
@@ -397,7 +398,8 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 	atomic_store(&sh->gc_on, 0);
 	if (vr->gc != GC_OFF) {
 		ct_gc_policy_default(&pol);
-		pol.lock = vr->gc == GC_NONEMPTY ? CT_GC_LOCK_NONEMPTY : CT_GC_LOCK_DUE;
+		if (vr->gc != GC_ALT)
+			pol.lock = vr->gc == GC_NONEMPTY ? CT_GC_LOCK_NONEMPTY : CT_GC_LOCK_DUE;
 		ct_gc_set_policy(sh->t, &pol);
 		if (vr->gc != GC_ALT) {
 			ct_gc_start(sh->t, NULL, NULL);
