@@ -1180,8 +1180,9 @@ static void test_wheel_reseeds_when_a_ring_overflows(void **state)
 	 * wheel is seeded again by a walk over the rows.  Every entry must
 	 * still leave at its time, not before: 3 * CT_WHEEL_RING flows in a
 	 * table of as many rows, one per ms from 0 (30 s unreplied), passes
-	 * every 100 ms from 25 s until the last is due.  Each entry leaves in the first
-	 * pass at or after its expiry, none late by more than a pass. */
+	 * every 100 ms from 25 s until the last is due.  Each entry leaves
+	 * in the first pass at or after its expiry, none late by more than
+	 * a pass. */
 	struct ct_table_config cfg;
 	struct fixture *f;
 	struct ct_gc_result r;
