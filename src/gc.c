@@ -897,7 +897,7 @@ static bool gc_wheel_step(struct gc_run *g)
 	pthread_mutex_unlock(&t->thr_lock);
 	/* after the rings: what they held was lowered before the walk
 	 * begins, and the walk reads it */
-	if (atomic_exchange_explicit(&t->wheel_reseed, false, memory_order_acq_rel) ||
+	if (atomic_exchange_explicit(&t->wheel_reseed, false, memory_order_seq_cst) ||
 	    w->nomem || w->gen != g->h->gen ||
 	    w->handles > CT_WHEEL_PER_ROW * g->h->n_rows + CT_WHEEL_FLOOR)
 		ct_wheel_reset(w, g->now, g->h->gen);

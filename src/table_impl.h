@@ -179,9 +179,14 @@ struct ct_table {
 	/* the wheel of due rows (wheel.h): wheel_on while the policy is
 	 * CT_GC_LOCK_WHEEL (read by packet threads); wheel_reseed set by
 	 * whoever made the wheel incomplete (a full ring, a resize, the
-	 * policy switched on); the wheel itself under gc_lock */
+	 * policy switched on); the wheel itself under gc_lock.  The two
+	 * flags, which packet threads read, keep a line apart from the
+	 * wheel, which the collector writes all the time (padding: the
+	 * table is not allocated 64-aligned) */
+	char pad_wheel0[64];
 	_Atomic bool wheel_on;
 	_Atomic bool wheel_reseed;
+	char pad_wheel1[64];
 	struct ct_wheel wheel;
 };
 
@@ -199,8 +204,16 @@ static inline void ct_wheel_note(struct ct_thread *thr, uint64_t hash, uint64_t 
 
 	if (!atomic_load_explicit(&t->wheel_on, memory_order_relaxed))
 		return;
+	/* A walk is due anyway: it will read this row's bound, which we
+	 * stored before this load (seq_cst both, and the collector clears
+	 * the flag with a seq_cst exchange before its walk reads the rows).
+	 * Nor is the flag written again while it is set: threads that
+	 * create while no collector drains their rings would otherwise
+	 * pass its line between them at every insert into an empty row. */
+	if (atomic_load_explicit(&t->wheel_reseed, memory_order_seq_cst))
+		return;
 	if (!ct_wheel_ring_put(&thr->ring, (uint32_t)hash, due))
-		atomic_store_explicit(&t->wheel_reseed, true, memory_order_release);
+		atomic_store_explicit(&t->wheel_reseed, true, memory_order_seq_cst);
 }
 
 /*
