@@ -1223,6 +1223,53 @@ static void test_wheel_reseeds_when_a_ring_overflows(void **state)
 	teardown_f(f);
 }
 
+static void test_switching_between_scan_and_wheel_loses_no_entry(void **state)
+{
+	/* Entries made under one finder must leave on time under the other.
+	 * The wheel first, seeded by a pass on the empty table; then the
+	 * scan, 300 entries (due 30 s) of which the wheel hears nothing, a
+	 * pass at 10 s; then the wheel again (switched on, it must walk the
+	 * rows once more) and 300 more (due 40 s); passes at 29.999 s, 30 s;
+	 * back to the scan, whose bounds the wheel only ever lowered, and
+	 * passes at 39.999 s and 40 s.  Each pass removes exactly what is
+	 * due by then. */
+	struct fixture *f = setup_default();
+	struct ct_gc_policy pol;
+	struct ct_gc_result r;
+	struct ct_verdict v;
+
+	(void)state;
+	use_wheel(f);
+	assert_int_equal(ct_gc_step(f->thr, 0, 0, &r), 0);
+	assert_true(r.pass_done);
+	ct_gc_policy_default(&pol);
+	pol.lock = CT_GC_LOCK_DUE;
+	ct_gc_set_policy(f->t, &pol);
+	for (uint16_t i = 0; i < 300; i++) {
+		struct ct_packet p = udp4(0x0a000001 + i, 0x0b000002, 1000, 53);
+		ct_process(f->thr, &p, 0, &v);
+	}
+	assert_int_equal(ct_gc_step(f->thr, 10 * SEC, 0, &r), 0);
+	assert_int_equal(r.expired, 0);
+	use_wheel(f);
+	for (uint16_t i = 0; i < 300; i++) {
+		struct ct_packet p = udp4(0x0c000001 + i, 0x0b000002, 1000, 53);
+		ct_process(f->thr, &p, 10 * SEC, &v);
+	}
+	assert_int_equal(ct_gc_step(f->thr, 30 * SEC - 1, 0, &r), 0);
+	assert_int_equal(r.expired, 0);
+	assert_true(r.pass_done);
+	assert_int_equal(ct_gc_step(f->thr, 30 * SEC, 0, &r), 0);
+	assert_int_equal(r.expired, 300);
+	ct_gc_set_policy(f->t, &pol);
+	assert_int_equal(ct_gc_step(f->thr, 40 * SEC - 1, 0, &r), 0);
+	assert_int_equal(r.expired, 0);
+	assert_int_equal(ct_gc_step(f->thr, 40 * SEC, 0, &r), 0);
+	assert_int_equal(r.expired, 300);
+	assert_int_equal(ct_table_count(f->t), 0);
+	teardown_f(f);
+}
+
 static void *create_and_detach(void *arg)
 {
 	struct fixture *f = arg;
@@ -2143,6 +2190,7 @@ int main(void)
 		cmocka_unit_test(test_wheel_pass_visits_only_the_rows_that_are_due),
 		cmocka_unit_test(test_wheel_reseeds_when_a_ring_overflows),
 		cmocka_unit_test(test_wheel_keeps_the_handles_of_a_thread_that_detached),
+		cmocka_unit_test(test_switching_between_scan_and_wheel_loses_no_entry),
 		cmocka_unit_test(test_wheel_takes_long_timeouts_down_its_levels_on_time),
 		cmocka_unit_test(test_pass_in_tiny_slices_leaves_nothing_due),
 		cmocka_unit_test(test_lookup_reaps_an_expired_entry_and_creates_anew),
