@@ -5,7 +5,7 @@
  *
  * Everything here but the ring's producer side runs under the table's
  * gc_lock, on one thread at a time, so the wheel itself takes no lock and
- * uses no atomics: the lists are plain singly linked lists of 4 KB
+ * uses no atomics: the lists are plain singly linked lists of 1 KB
  * blocks.  A push appends to the first block of its list (a new block
  * when that one is full), so a list is read back newest block first; the
  * order within a bucket does not matter, every handle in it is looked at.

@@ -50,10 +50,11 @@
  * it.  Packet threads queue into their own ring (struct ct_wheel_ring,
  * one producer, one consumer, no lock, no atomic read-modify-write),
  * which the collector empties into the wheel at the start of every step.
- * A full ring drops the handle and sets the table's reseed flag; so do a
- * resize and a change of policy.  Reseeding empties the wheel and walks
- * every row once (in slices), queueing each non-empty row's bound: the
- * wheel is exact again without ever having had to be.
+ * A full ring drops the handle and sets the table's reseed flag (and
+ * while it is set, nothing is queued: the walk will read those rows); so
+ * do a resize and switching the policy on.  Reseeding empties the wheel
+ * and walks every row once (in slices), queueing each non-empty row's
+ * bound: the wheel is exact again without ever having had to be.
  */
 #ifndef CT_WHEEL_H
 #define CT_WHEEL_H
