@@ -138,9 +138,13 @@ static void driven_reset(struct driven *d)
 	d->rows_locked = d->steps = 0;
 }
 
+/* --finder's words, and the policy each runs */
+static const char *const finder_names[] = { "scan", "wheel" };
+static const enum ct_gc_lock_policy finder_pol[] = { CT_GC_LOCK_DUE, CT_GC_LOCK_WHEEL };
+
 static const char *finder_name(enum ct_gc_lock_policy p)
 {
-	return p == CT_GC_LOCK_WHEEL ? "wheel" : "scan";
+	return finder_names[p == CT_GC_LOCK_WHEEL];
 }
 
 static void set_finder(struct ct_table *t, enum ct_gc_lock_policy p)
@@ -310,14 +314,8 @@ int bench_gc_busy(const struct bench_args *a)
 	uint64_t intervals[8];
 	unsigned ni = bu_opt_list(a, "interval", 0, intervals, 8);
 	bool only_driven = bu_flag(a, "driven"), only_live = bu_flag(a, "live");
-	const char *fw = bu_opt_str(a, "finder", "scan,wheel");
-	enum ct_gc_lock_policy finders[2];
-	unsigned nf = 0;
-	char buf[64], *save = NULL;
-
-	snprintf(buf, sizeof(buf), "%s", fw);
-	for (char *w = strtok_r(buf, ",", &save); w && nf < 2; w = strtok_r(NULL, ",", &save))
-		finders[nf++] = strcmp(w, "wheel") ? CT_GC_LOCK_DUE : CT_GC_LOCK_WHEEL;
+	unsigned finders[2];
+	unsigned nf = bu_opt_words(a, "finder", "scan,wheel", finder_names, 2, finders, 2);
 
 	if (ni == 1 && intervals[0] == 0) {
 		intervals[0] = 10;
@@ -330,11 +328,11 @@ int bench_gc_busy(const struct bench_args *a)
 	if (!only_live)
 		for (unsigned i = 0; i < ni; i++)
 			for (unsigned f = 0; f < nf; f++)
-				if (run_driven(a, conns, intervals[i], finders[f]))
+				if (run_driven(a, conns, intervals[i], finder_pol[finders[f]]))
 					return 1;
 	if (!only_driven)
 		for (unsigned f = 0; f < nf; f++)
-			if (run_live(a, conns, seconds, finders[f]))
+			if (run_live(a, conns, seconds, finder_pol[finders[f]]))
 				return 1;
 	return 0;
 }

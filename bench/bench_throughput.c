@@ -686,25 +686,6 @@ static int run_rounds(const struct bench_args *a, struct shared *sh,
 	return err;
 }
 
-static unsigned parse_list(const struct bench_args *a, const char *opt,
-			   const char *def, const char *const *names, unsigned n_names,
-			   unsigned *out, unsigned max)
-{
-	const char *s = bu_opt_str(a, opt, def);
-	unsigned n = 0;
-
-	while (*s && n < max) {
-		size_t len = strcspn(s, ",");
-		for (unsigned i = 0; i < n_names; i++)
-			if (strlen(names[i]) == len && !strncmp(s, names[i], len))
-				out[n++] = i;
-		s += len;
-		if (*s == ',')
-			s++;
-	}
-	return n;
-}
-
 int bench_throughput(const struct bench_args *a)
 {
 	bool quick = bu_flag(a, "quick");
@@ -736,11 +717,11 @@ int bench_throughput(const struct bench_args *a)
 		threads[1] = 2;
 		nt = 2;
 	}
-	np = parse_list(a, "pop", "uniform,zipf", pop_names, 2, pops, 2);
-	ng = parse_list(a, "gc", "off,due-time,alternating", gc_name, 4, gcs, 4);
-	npath = parse_list(a, "path", "parsed,frames", path_names, 2, paths, 2);
-	nw = parse_list(a, "work", "est,new-udp,new-tcp", work_name, 3, works, 3);
-	na = parse_list(a, "acct", "off,on", acct_names, 2, accts, 2);
+	np = bu_opt_words(a, "pop", "uniform,zipf", pop_names, 2, pops, 2);
+	ng = bu_opt_words(a, "gc", "off,due-time,alternating", gc_name, 4, gcs, 4);
+	npath = bu_opt_words(a, "path", "parsed,frames", path_names, 2, paths, 2);
+	nw = bu_opt_words(a, "work", "est,new-udp,new-tcp", work_name, 3, works, 3);
+	na = bu_opt_words(a, "acct", "off,on", acct_names, 2, accts, 2);
 
 	for (unsigned ai = 0; ai < na && !err; ai++)
 	for (unsigned fi = 0; fi < nf && !err; fi++) {

@@ -180,6 +180,26 @@ uint64_t bu_count(const char *opt, const char *s)
 	return count_or_exit(opt, s, strlen(s));
 }
 
+unsigned bu_opt_words(const struct bench_args *a, const char *name, const char *def,
+		      const char *const *names, unsigned n_names,
+		      unsigned *out, unsigned max)
+{
+	const char *s = bu_opt_str(a, name, def);
+	unsigned n = 0;
+
+	while (*s && n < max) {
+		size_t len = strcspn(s, ",");
+
+		for (unsigned i = 0; i < n_names; i++)
+			if (strlen(names[i]) == len && !strncmp(s, names[i], len))
+				out[n++] = i;
+		s += len;
+		if (*s == ',')
+			s++;
+	}
+	return n;
+}
+
 unsigned bu_count_list(const char *opt, const char *s, uint64_t *out,
 		       unsigned max)
 {

@@ -51,6 +51,13 @@ const char *bu_opt_str(const struct bench_args *a, const char *name,
  * single value @def when the option is absent). */
 unsigned bu_opt_list(const struct bench_args *a, const char *name,
 		     uint64_t def, uint64_t *out, unsigned max);
+/* "uniform,zipf" -> the indices in @names (@n_names of them) of up to
+ * @max words given to --name (or @def when absent), in the order given;
+ * returns how many.  main.c has checked every word against the option's
+ * choices before the benchmark runs. */
+unsigned bu_opt_words(const struct bench_args *a, const char *name, const char *def,
+		      const char *const *names, unsigned n_names,
+		      unsigned *out, unsigned max);
 
 /* A count: digits, an optional decimal point and digits, an optional k, M
  * or G (x1e3, 1e6, 1e9): "1000", "10k", "1.5M"; a whole number below 2^64
