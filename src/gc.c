@@ -146,8 +146,6 @@ struct gc_run {
 	bool pressure;         /* above 95% of max: early drop */
 	bool wheel;            /* CT_GC_LOCK_WHEEL: bounds gc_row sets are
 				* queued in the wheel (wheel.h) */
-	bool wheel_dedupe;     /* ... and a row found not due when locked
-				* was collected already: left alone */
 	bool stopped;
 	struct ct_htab *h;     /* the generation this slice walks */
 	bool retired;          /* h stopped being current at a yield */
@@ -315,10 +313,10 @@ again:
 		ct_row_unlock(head);
 		return CT_DUE_NEVER;
 	}
-	if (g->wheel_dedupe && ct_due_get(&head->due_inv) > g->now) {
+	if (g->wheel && !g->pressure &&
+	    (d = ct_due_get(&head->due_inv)) > g->now) {
 		/* a second handle for a row collected since: whoever set
 		 * its bound queued a handle for it (wheel.h) */
-		d = ct_due_get(&head->due_inv);
 		ct_row_unlock(head);
 		return d;
 	}
@@ -463,17 +461,12 @@ static void gc_dequeue_group(struct gc_run *g);
  * rows).  Called before anything that may end the slice or yield (after a
  * yield the generation may be gone), so that nothing due found by a slice
  * outlives it. */
-static void gc_wheel_look(struct gc_run *g, struct ct_row *r);
+static void gc_wheel_look_oldest(struct gc_run *g);
 
 static void gc_drain(struct gc_run *g)
 {
-	while (g->a_n) {
-		struct ct_row *r = g->ahead[g->a_head];
-
-		g->a_head = (g->a_head + 1) % GC_WHEEL_AHEAD;
-		g->a_n--;
-		gc_wheel_look(g, r);
-	}
+	while (g->a_n)
+		gc_wheel_look_oldest(g);
 	while (g->gq_n)
 		gc_dequeue_group(g);
 	while (g->sq_n)
@@ -770,6 +763,16 @@ static void gc_wheel_look(struct gc_run *g, struct ct_row *r)
 		gc_queue_row(g, r, rd, NULL, NULL);
 }
 
+/* Look at the oldest row of the prefetch queue (and take it off). */
+static void gc_wheel_look_oldest(struct gc_run *g)
+{
+	struct ct_row *r = g->ahead[g->a_head];
+
+	g->a_head = (g->a_head + 1) % GC_WHEEL_AHEAD;
+	g->a_n--;
+	gc_wheel_look(g, r);
+}
+
 /* The row of due handle @x: prefetch its line and its slot bounds, and
  * look at the row GC_WHEEL_AHEAD handles later (or at the next drain). */
 static void gc_wheel_ahead(struct gc_run *g, const struct ct_wh *x)
@@ -787,13 +790,8 @@ static void gc_wheel_ahead(struct gc_run *g, const struct ct_wh *x)
 
 	__builtin_prefetch(r, 1);
 	__builtin_prefetch(ct_slot_due(g->h, idx), 0);
-	if (g->a_n == GC_WHEEL_AHEAD) {
-		struct ct_row *o = g->ahead[g->a_head];
-
-		g->a_head = (g->a_head + 1) % GC_WHEEL_AHEAD;
-		g->a_n--;
-		gc_wheel_look(g, o);
-	}
+	if (g->a_n == GC_WHEEL_AHEAD)
+		gc_wheel_look_oldest(g);
 	g->ahead[(g->a_head + g->a_n) % GC_WHEEL_AHEAD] = r;
 	g->a_n++;
 }
@@ -956,7 +954,6 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 	max95 = __atomic_load_n(&t->max95, __ATOMIC_RELAXED);
 	g.pressure = max95 && count > (int64_t)max95;
 	g.wheel = t->gc.lock == CT_GC_LOCK_WHEEL;
-	g.wheel_dedupe = g.wheel && !g.pressure;
 
 	t->rcu->read_lock();
 	h = atomic_load_explicit(&t->htab, memory_order_acquire);
