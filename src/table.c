@@ -635,8 +635,6 @@ bool ct_table_resize_step(struct ct_table *t, uint64_t rows)
 		atomic_store_explicit(&t->htab, f, memory_order_release);
 		atomic_store_explicit(&t->n_rows, f->n_rows, memory_order_relaxed);
 		atomic_fetch_add(&t->resizes, 1);
-		/* migration lowered the new rows' bounds without handles */
-		atomic_store_explicit(&t->wheel_reseed, true, memory_order_release);
 		pthread_mutex_unlock(&t->resize_lock);
 		/* after unlocking: call_rcu wakes the reclaim thread, and a
 		 * waker the scheduler preempts must not hold up the next

@@ -178,8 +178,9 @@ struct ct_table {
 	pthread_cond_t gc_sleep_cond;
 	/* the wheel of due rows (wheel.h): wheel_on while the policy is
 	 * CT_GC_LOCK_WHEEL (read by packet threads); wheel_reseed set by
-	 * whoever made the wheel incomplete (a full ring, a resize, the
-	 * policy switched on); the wheel itself under gc_lock.  The two
+	 * whoever made the wheel incomplete (a full ring, the policy
+	 * switched on; a resize is seen by the generation the wheel was
+	 * seeded for); the wheel itself under gc_lock.  The two
 	 * flags, which packet threads read, keep a line apart from the
 	 * wheel, which the collector writes all the time (padding: the
 	 * table is not allocated 64-aligned) */

@@ -52,7 +52,8 @@
  * which the collector empties into the wheel at the start of every step.
  * A full ring drops the handle and sets the table's reseed flag (and
  * while it is set, nothing is queued: the walk will read those rows); so
- * do a resize and switching the policy on.  Reseeding empties the wheel
+ * does switching the policy on, and a new generation (a resize) makes the
+ * collector reseed by itself (ct_wheel.gen).  Reseeding empties the wheel
  * and walks every row once (in slices), queueing each non-empty row's
  * bound: the wheel is exact again without ever having had to be.
  */
