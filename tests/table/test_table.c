@@ -325,23 +325,27 @@ static void test_every_lock_policy_expires_the_same_entries(void **state)
 	}
 }
 
-static void test_busy_pass_reads_only_the_rows_of_due_subs(void **state)
+/*
+ * One entry due at 30 s (created at 0, 30 s unreplied timeout) among 1000
+ * due at 40 s (created at 10 s), under finder @lock, after a first pass
+ * at 0 on the empty table (it seeds the wheel; the scan has nothing to
+ * do).  At 35 s exactly that entry leaves: its row is the one row locked,
+ * and the pass reads @rows_read row bounds.  The bounds left behind still
+ * cover the others: nothing leaves at 40 s - 1 ns, all 1000 at 40 s.
+ */
+static void one_due_entry_among_1001(enum ct_gc_lock_policy lock, uint64_t rows_read)
 {
-	/* 1000 entries due at 40 s and one due at 30 s (created at 10 s and
-	 * at 0, 30 s unreplied timeout).  At 35 s exactly one entry is
-	 * due: its row lies in one sub of CT_SUB_ROWS rows, whose bound is the
-	 * only one at or before now, so the pass reads those rows' bounds and
-	 * no other row's (htab.h), and locks the one row. */
 	struct fixture *f = setup_default();
 	struct ct_packet early = udp4(0x0b000001, 0x0a000002, 7, 53);
 	struct ct_gc_result r;
 	struct ct_verdict v;
 	struct ct_gc_policy pol;
 
-	(void)state;
 	ct_gc_policy_default(&pol);
-	pol.lock = CT_GC_LOCK_DUE;      /* the scan, whatever the default */
+	pol.lock = lock;        /* whatever the default */
 	ct_gc_set_policy(f->t, &pol);
+	assert_int_equal(ct_gc_step(f->thr, 0, 0, &r), 0);
+	assert_true(r.pass_done);
 	ct_process(f->thr, &early, 0 * SEC, &v);
 	for (uint16_t i = 0; i < 1000; i++) {
 		struct ct_packet p = udp4(0x0a000001 + i, 0x0a000002, 1000, 53);
@@ -352,16 +356,28 @@ static void test_busy_pass_reads_only_the_rows_of_due_subs(void **state)
 	assert_true(r.pass_done);
 	assert_int_equal(r.expired, 1);
 	assert_int_equal(r.rows_locked, 1);
-	assert_int_equal(r.rows_visited, CT_SUB_ROWS);
+	assert_int_equal(r.rows_visited, rows_read);
 	assert_int_equal(f->log.n, 1);
 	assert_int_equal(f->log.ev[0].conn.orig.src.ip4, early.tuple.src.ip4);
-	/* the bounds it recomputed still cover the others: all go at 40 s */
+	assert_true(r.next_due <= 40 * SEC);
 	assert_int_equal(ct_gc_step(f->thr, 39 * SEC, 0, &r), 0);
 	assert_int_equal(r.rows_locked, 0);
+	assert_int_equal(ct_gc_step(f->thr, 40 * SEC - 1, 0, &r), 0);
+	assert_int_equal(r.rows_locked, 0);
+	assert_int_equal(r.expired, 0);
 	assert_int_equal(ct_gc_step(f->thr, 40 * SEC, 0, &r), 0);
 	assert_int_equal(r.expired, 1000);
 	assert_int_equal(ct_table_count(f->t), 0);
 	teardown_f(f);
+}
+
+static void test_busy_pass_reads_only_the_rows_of_due_subs(void **state)
+{
+	/* The scan: the due entry's row lies in one sub of CT_SUB_ROWS
+	 * rows, whose bound is the only one at or before 35 s, so the pass
+	 * reads those rows' bounds and no other row's (htab.h). */
+	(void)state;
+	one_due_entry_among_1001(CT_GC_LOCK_DUE, CT_SUB_ROWS);
 }
 
 static void test_pass_in_tiny_slices_leaves_nothing_due(void **state)
@@ -1135,42 +1151,11 @@ static void use_wheel(struct fixture *f)
 
 static void test_wheel_pass_visits_only_the_rows_that_are_due(void **state)
 {
-	/* The scan test above with the wheel: a first pass at 0 seeds it
-	 * (the table is empty); then one entry due at 30 s and 1000 due at
-	 * 40 s reach it through the thread's ring.  At 35 s the pass reads
-	 * one row - the due one - and locks it: no bound of any other row
-	 * is read (the 40 s handles sit in a bucket that starts after 35 s). */
-	struct fixture *f = setup_default();
-	struct ct_packet early = udp4(0x0b000001, 0x0a000002, 7, 53);
-	struct ct_gc_result r;
-	struct ct_verdict v;
-
+	/* The wheel: the entries reach it through the thread's ring, and at
+	 * 35 s the pass reads one row - the due one - and no bound of any
+	 * other (the 40 s handles sit in a bucket that starts after 35 s). */
 	(void)state;
-	use_wheel(f);
-	assert_int_equal(ct_gc_step(f->thr, 0, 0, &r), 0);
-	assert_true(r.pass_done);
-	ct_process(f->thr, &early, 0 * SEC, &v);
-	for (uint16_t i = 0; i < 1000; i++) {
-		struct ct_packet p = udp4(0x0a000001 + i, 0x0a000002, 1000, 53);
-		ct_process(f->thr, &p, 10 * SEC, &v);
-	}
-	f->log.n = 0;
-	assert_int_equal(ct_gc_step(f->thr, 35 * SEC, 0, &r), 0);
-	assert_true(r.pass_done);
-	assert_int_equal(r.expired, 1);
-	assert_int_equal(r.rows_locked, 1);
-	assert_int_equal(r.rows_visited, 1);
-	assert_int_equal(f->log.n, 1);
-	assert_int_equal(f->log.ev[0].conn.orig.src.ip4, early.tuple.src.ip4);
-	assert_true(r.next_due <= 40 * SEC);
-	/* nothing is due before 40 s, and everything is at 40 s */
-	assert_int_equal(ct_gc_step(f->thr, 40 * SEC - 1, 0, &r), 0);
-	assert_int_equal(r.rows_locked, 0);
-	assert_int_equal(r.expired, 0);
-	assert_int_equal(ct_gc_step(f->thr, 40 * SEC, 0, &r), 0);
-	assert_int_equal(r.expired, 1000);
-	assert_int_equal(ct_table_count(f->t), 0);
-	teardown_f(f);
+	one_due_entry_among_1001(CT_GC_LOCK_WHEEL, 1);
 }
 
 static void test_wheel_reseeds_when_a_ring_overflows(void **state)
@@ -1236,7 +1221,6 @@ static void test_switching_between_scan_and_wheel_loses_no_entry(void **state)
 	struct fixture *f = setup_default();
 	struct ct_gc_policy pol;
 	struct ct_gc_result r;
-	struct ct_verdict v;
 
 	(void)state;
 	use_wheel(f);
@@ -1245,17 +1229,11 @@ static void test_switching_between_scan_and_wheel_loses_no_entry(void **state)
 	ct_gc_policy_default(&pol);
 	pol.lock = CT_GC_LOCK_DUE;
 	ct_gc_set_policy(f->t, &pol);
-	for (uint16_t i = 0; i < 300; i++) {
-		struct ct_packet p = udp4(0x0a000001 + i, 0x0b000002, 1000, 53);
-		ct_process(f->thr, &p, 0, &v);
-	}
+	new_udp_flows(f, 0x0b000002, 300, 0);
 	assert_int_equal(ct_gc_step(f->thr, 10 * SEC, 0, &r), 0);
 	assert_int_equal(r.expired, 0);
 	use_wheel(f);
-	for (uint16_t i = 0; i < 300; i++) {
-		struct ct_packet p = udp4(0x0c000001 + i, 0x0b000002, 1000, 53);
-		ct_process(f->thr, &p, 10 * SEC, &v);
-	}
+	new_udp_flows(f, 0x0b000003, 300, 10 * SEC);
 	assert_int_equal(ct_gc_step(f->thr, 30 * SEC - 1, 0, &r), 0);
 	assert_int_equal(r.expired, 0);
 	assert_true(r.pass_done);
