@@ -299,7 +299,9 @@ static uint64_t gc_row(struct gc_run *g, struct ct_row *head)
 	_Atomic uint64_t *dirty = &h->slot_dirty[idx / CT_GROUP_ROWS];
 	uint64_t dbit = 1ull << (idx % CT_GROUP_ROWS);
 	unsigned n;
-	uint64_t m, d;
+	uint64_t m, d, du, bmask;
+	int64_t lim;
+	uint32_t mind;
 	bool events = ct_events_on(t);
 	bool full, use_sd;
 
@@ -327,6 +329,17 @@ again:
 		atomic_fetch_and_explicit(dirty, ~dbit, memory_order_seq_cst);
 		use_sd = false;
 	}
+	/* slot bounds decoded as distances from the row bound, in units
+	 * (ct_slot_due_lower: a bound's decoded time is d's unit plus its
+	 * distance): a slot is due when its distance is at most @lim, and
+	 * the least distance of the slots not due gives their part of the
+	 * new bound.  Without a usable row bound, every slot is read. */
+	du = d >> CT_SLOT_DUE_SHIFT;
+	if (d == CT_DUE_NEVER || du >= (UINT64_MAX >> CT_SLOT_DUE_SHIFT) - 0xffff)
+		use_sd = false;
+	bmask = use_sd ? CT_SLOT_BOUND : 0;
+	lim = (int64_t)(g->now >> CT_SLOT_DUE_SHIFT) - (int64_t)du;
+	mind = UINT32_MAX;
 	for (struct ct_row *r = head; r; r = ct_row_next(r)) {
 		_Atomic uint16_t *sd = ct_row_slot_due(h, head, r);
 
@@ -334,43 +347,37 @@ again:
 			uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_relaxed);
 			struct ct_conn *c;
 			uint64_t exp;
-			bool drop;
 
 			if (!s)
 				continue;
-			if (use_sd && (s & CT_SLOT_BOUND)) {
-				uint64_t lb = ct_slot_due_lower(
-					d, atomic_load_explicit(&sd[k], memory_order_relaxed));
+			if (s & bmask) {
+				uint32_t dist = (uint16_t)(atomic_load_explicit(&sd[k], memory_order_relaxed) -
+							 (uint16_t)du);
 
-				if (lb > g->now) {
+				if ((int64_t)dist > lim) {
 					/* not due: the entry is not read */
-					if (lb < m)
-						m = lb;
+					if (dist < mind)
+						mind = dist;
 					continue;
 				}
 			}
 			c = ct_slot_conn(s);
 			exp = __atomic_load_n(&c->expires, __ATOMIC_SEQ_CST);
-			drop = exp <= g->now;
-			if (drop && n == GC_VICTIMS)
-				full = true;
 			/* under pressure every entry is a candidate; whether
 			 * its tracker lets it go early is read under its lock */
-			if (!(drop || g->pressure) || n == GC_VICTIMS || !ct_conn_trylock(c)) {
-				/* keep it (busy entries are looked at next pass;
-				 * exp <= now if it is due, so the row stays due) */
-				if (exp < m)
-					m = exp;
-				gc_slot_due_set(&r->slot[k], s, &sd[k], exp);
-				continue;
+			if (exp > g->now && !g->pressure)
+				goto keep;
+			if (n == GC_VICTIMS) {
+				if (exp <= g->now)
+					full = true;
+				goto keep;
 			}
+			if (!ct_conn_trylock(c))
+				goto keep;   /* busy: looked at next pass */
 			exp = c->expires;
 			if (exp > g->now && !(g->pressure && ct_conn_can_early_drop(c))) {
 				ct_conn_unlock(c);
-				if (exp < m)
-					m = exp;
-				gc_slot_due_set(&r->slot[k], s, &sd[k], exp);
-				continue;
+				goto keep;
 			}
 			if (ct_conn_test_and_set(c, CT_ST_DYING)) {
 				ct_conn_unlock(c);
@@ -384,8 +391,16 @@ again:
 			atomic_store_explicit(&r->slot[k], 0, memory_order_release);
 			early[n] = exp > g->now;
 			victims[n++] = c;
+			continue;
+keep:
+			/* kept (a busy entry, due, keeps the row due: exp <= now) */
+			if (exp < m)
+				m = exp;
+			gc_slot_due_set(&r->slot[k], s, &sd[k], exp);
 		}
 	}
+	if (mind != UINT32_MAX && ((du + mind) << CT_SLOT_DUE_SHIFT) < m)
+		m = (du + mind) << CT_SLOT_DUE_SHIFT;
 	/* overflow rows left empty leave the chain (htab.h says why) */
 	if (ct_row_next(head))
 		g->res->ovf_rows_freed +=
@@ -493,12 +508,18 @@ static void gc_queue_row(struct gc_run *g, struct ct_row *r, uint64_t rd,
 {
 	_Atomic uint16_t *sd = ct_slot_due(g->h, (uint64_t)(r - g->h->rows));
 	struct gc_due_row *q;
+	/* the distance form of gc_row's decoding (rd <= now here) */
+	uint64_t du = rd >> CT_SLOT_DUE_SHIFT;
+	int64_t lim = (int64_t)(g->now >> CT_SLOT_DUE_SHIFT) - (int64_t)du;
 
+	if (rd == CT_DUE_NEVER || du >= (UINT64_MAX >> CT_SLOT_DUE_SHIFT) - 0xffff)
+		lim = INT64_MAX;
 	for (int k = 0; k < CT_ROW_SLOTS; k++) {
 		uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_relaxed);
 
 		if (s && (!(s & CT_SLOT_BOUND) ||
-			  ct_slot_due_lower(rd, atomic_load_explicit(&sd[k], memory_order_relaxed)) <= g->now)) {
+			  (int64_t)(uint16_t)(atomic_load_explicit(&sd[k], memory_order_relaxed) -
+					      (uint16_t)du) <= lim)) {
 			/* an entry is 8-aligned, not 64: its 40-byte core
 			 * (expiry, status, lock, key) may span two lines */
 			const char *c = (const char *)ct_slot_conn(s);
