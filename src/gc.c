@@ -28,11 +28,16 @@
  *  3. Scheduling follows the work: the collector thread sleeps until the
  *     earliest due time seen, within [min_interval, max_interval].
  *  4. With CT_GC_LOCK_WHEEL (the default) a pass does not scan bounds at
- *     all: the due rows come out of the timer wheel of wheel.h, fed by
- *     whoever lowered a row's bound, and go into the same pipeline
- *     (gc_queue_row, gc_row) as rows the scan finds.  gc_row then queues a
- *     handle for the bound it leaves.  The scan remains for the naive
- *     policies, CT_GC_LOCK_DUE, and passes under early-drop pressure.
+ *     all: the due entries come out of the timer wheel of wheel.h, one
+ *     slot handle per entry queued by its insert.  A slot handle goes
+ *     through a pipeline of its own (gc_wheel_ahead prefetches the row,
+ *     gc_wheel_look checks the slot's bound without a lock and prefetches
+ *     the entry, gc_slot locks the row and removes or requeues one entry);
+ *     a row handle (a shortened timeout, a long chain's far slots, the
+ *     seeding walk) goes into the scan's pipeline (gc_queue_row, gc_row),
+ *     which then queues a slot handle for each bound it writes anew.  The
+ *     scan remains for the naive policies, CT_GC_LOCK_DUE, passes under
+ *     early-drop pressure, and tables too large for the wheel's refs.
  * The naive policies (lock every row, lock non-empty rows, yield at every
  * row) stay selectable so the benchmarks compare them in one run.
  *
@@ -49,7 +54,8 @@
  *
  * A locked row's overflow rows that are left empty are taken out of its
  * chain for reuse (htab.h), here because the collector is the one that
- * empties rows in bulk and already holds the lock.
+ * empties rows in bulk and already holds the lock - with the wheel on,
+ * only an empty tail, since slot handles name positions in the chain.
  *
  * At 95% of the table's maximum the collector also evicts entries that
  * never became ASSURED (the kernel's gc_worker does the same), and for
@@ -157,6 +163,8 @@ struct gc_run {
 	struct gc_due_row {
 		struct ct_row *row;
 		_Atomic uint64_t *sub, *group;
+		unsigned pos;          /* CT_WH_ROW, or a slot handle's */
+		uint32_t t;            /* a slot handle's time (wheel units) */
 	} q[GC_QUEUE];
 	/* due subs whose rows are being prefetched, and due groups whose
 	 * line of sub bounds is (CT_GC_LOCK_DUE without pressure) */
@@ -164,7 +172,11 @@ struct gc_run {
 	uint64_t sq[GC_QUEUE_SUBS], gq[GC_QUEUE_GROUPS];
 	/* rows of wheel handles whose lines are being prefetched */
 	unsigned a_head, a_n;
-	struct ct_row *ahead[GC_WHEEL_AHEAD];
+	struct gc_ahead {
+		struct ct_row *row;
+		unsigned pos;
+		uint32_t t;
+	} ahead[GC_WHEEL_AHEAD];
 	/* empty overflow rows unlinked, waiting for call_rcu (htab.h) */
 	struct ct_ovf_retire *ovf_batch;
 	/* removals not yet credited to their namespace (gc_ns_flush) */
@@ -286,9 +298,11 @@ static bool row_nonempty(const struct ct_row *head)
  * the writer's store, or the bit stays set for the next visit and the
  * writer's lowering lands after the "never" store.  Under early-drop
  * pressure every entry is read. */
+static void gc_victims(struct gc_run *g, struct ct_conn **victims, const uint8_t *early,
+		       const struct ct_conn_info *infos, unsigned n);
+
 static uint64_t gc_row(struct gc_run *g, struct ct_row *head)
 {
-	struct ct_thread *thr = g->thr;
 	struct ct_table *t = g->t;
 	struct ct_htab *h = g->h;
 	struct ct_conn *victims[GC_VICTIMS];
@@ -299,7 +313,8 @@ static uint64_t gc_row(struct gc_run *g, struct ct_row *head)
 	_Atomic uint64_t *dirty = &h->slot_dirty[idx / CT_GROUP_ROWS];
 	uint64_t dbit = 1ull << (idx % CT_GROUP_ROWS);
 	unsigned n;
-	uint64_t m, d, du, bmask;
+	uint64_t m, d, du, bmask, mdeep;
+	unsigned j;
 	int64_t lim;
 	uint32_t mind;
 	bool events = ct_events_on(t);
@@ -340,7 +355,9 @@ again:
 	bmask = use_sd ? CT_SLOT_BOUND : 0;
 	lim = (int64_t)(g->now >> CT_SLOT_DUE_SHIFT) - (int64_t)du;
 	mind = UINT32_MAX;
-	for (struct ct_row *r = head; r; r = ct_row_next(r)) {
+	mdeep = CT_DUE_NEVER;
+	j = 0;
+	for (struct ct_row *r = head; r; r = ct_row_next(r), j++) {
 		_Atomic uint16_t *sd = ct_row_slot_due(h, head, r);
 
 		for (int k = 0; k < CT_ROW_SLOTS; k++) {
@@ -358,6 +375,9 @@ again:
 					/* not due: the entry is not read */
 					if (dist < mind)
 						mind = dist;
+					if (g->wheel && j * CT_ROW_SLOTS + (unsigned)k > CT_WH_MAX_POS &&
+					    ((du + dist) << CT_SLOT_DUE_SHIFT) < mdeep)
+						mdeep = (du + dist) << CT_SLOT_DUE_SHIFT;
 					continue;
 				}
 			}
@@ -396,6 +416,19 @@ keep:
 			/* kept (a busy entry, due, keeps the row due: exp <= now) */
 			if (exp < m)
 				m = exp;
+			if (g->wheel) {
+				unsigned pos = j * CT_ROW_SLOTS + (unsigned)k;
+
+				if (pos > CT_WH_MAX_POS) {
+					if (exp < mdeep)
+						mdeep = exp;
+				} else if (!(s & CT_SLOT_BOUND) ||
+					   atomic_load_explicit(&sd[k], memory_order_relaxed) !=
+					   ct_slot_due_enc(exp)) {
+					ct_wheel_push(&t->wheel, (uint32_t)idx | pos << CT_WH_POS_SHIFT,
+						      exp, false);
+				}
+			}
 			gc_slot_due_set(&r->slot[k], s, &sd[k], exp);
 		}
 	}
@@ -404,13 +437,28 @@ keep:
 	/* overflow rows left empty leave the chain (htab.h says why) */
 	if (ct_row_next(head))
 		g->res->ovf_rows_freed +=
-			ct_htab_ovf_unlink_empty(h, head, &g->ovf_batch, t->rcu);
-	/* a new bound needs a handle (wheel.h); the same bound, not yet
-	 * due, has one (an early-drop pass locks rows that are not due:
-	 * queueing them all again would fill the wheel with duplicates) */
-	if (ct_due_lower(&head->due_inv, m) && g->wheel && (m != d || m <= g->now))
-		ct_wheel_push(&t->wheel, (uint32_t)idx, h->gen, m, false);
+			ct_htab_ovf_unlink_empty(h, head, &g->ovf_batch, t->rcu, g->wheel);
+	/* slot handles cover the slots up to CT_WH_MAX_POS; a row handle
+	 * the ones beyond */
+	ct_due_lower(&head->due_inv, m);
+	if (g->wheel && mdeep != CT_DUE_NEVER)
+		ct_wheel_push(&t->wheel, (uint32_t)idx | CT_WH_ROW << CT_WH_POS_SHIFT,
+			      mdeep, false);
 	ct_row_unlock(head);
+	gc_victims(g, victims, early, infos, n);
+	if (full)
+		goto again;
+	return ct_due_get(&head->due_inv);
+}
+
+/* The removed entries of one locked visit, after the unlock: events,
+ * counters, queued freeing. */
+static void gc_victims(struct gc_run *g, struct ct_conn **victims, const uint8_t *early,
+		       const struct ct_conn_info *infos, unsigned n)
+{
+	struct ct_thread *thr = g->thr;
+	struct ct_table *t = g->t;
+	bool events = ct_events_on(t);
 
 	for (unsigned i = 0; i < n; i++) {
 		struct ct_conn *c = victims[i];
@@ -446,9 +494,100 @@ keep:
 		ct_table_queue_free(thr, c);
 	}
 	g->res->expired += n;
-	if (full)
-		goto again;
-	return ct_due_get(&head->due_inv);
+}
+
+/* Whether slot @s with bound @sd is the one a slot handle of time @ht
+ * was queued for: it has a bound, and the bound is the handle's unit (a
+ * handle of time 0 - queued for a time at or before the epoch - matches
+ * any bound: it is due, and looking costs one entry read). */
+static inline bool gc_slot_matches(const struct ct_wheel *w, uint64_t s,
+				   _Atomic uint16_t *sd, uint32_t ht)
+{
+	if (!s || !(s & CT_SLOT_BOUND))
+		return false;
+	return !ht || atomic_load_explicit(sd, memory_order_relaxed) ==
+		      (uint16_t)(w->epoch + ht);
+}
+
+/* The chain row of slot position @pos (NULL: the chain is shorter). */
+static struct ct_row *gc_chain_row(struct ct_row *head, unsigned pos)
+{
+	struct ct_row *r = head;
+
+	for (unsigned j = pos / CT_ROW_SLOTS; j && r; j--)
+		r = ct_row_next(r);
+	return r;
+}
+
+/*
+ * A slot handle's visit: the slot at @pos of @head's chain,
+ * if its bound is still the handle's (else the handle is stale: its
+ * entry left, or a later handle was queued for it).  A due entry is
+ * removed; one refreshed since is queued again by its expiry.
+ */
+static void gc_slot(struct gc_run *g, struct ct_row *head, unsigned pos, uint32_t ht)
+{
+	struct ct_table *t = g->t;
+	struct ct_htab *h = g->h;
+	uint32_t key = (uint32_t)(head - h->rows) | pos << CT_WH_POS_SHIFT;
+	struct ct_conn *victims[1];
+	uint8_t early[1] = {0};
+	struct ct_conn_info info;
+	bool have_info = false;
+	unsigned k = pos % CT_ROW_SLOTS;
+	struct ct_row *r;
+	_Atomic uint16_t *sd;
+	struct ct_conn *c;
+	uint64_t s, exp;
+
+	ct_row_lock(head);
+	if (ct_row_moved(head))
+		goto out;
+	r = gc_chain_row(head, pos);
+	if (!r)
+		goto out;
+	s = atomic_load_explicit(&r->slot[k], memory_order_relaxed);
+	sd = ct_row_slot_due(h, head, r);
+	if (!gc_slot_matches(&t->wheel, s, &sd[k], ht))
+		goto out;
+	g->res->rows_locked++;
+	c = ct_slot_conn(s);
+	exp = __atomic_load_n(&c->expires, __ATOMIC_SEQ_CST);
+	if (exp > g->now)
+		goto requeue;
+	if (!ct_conn_trylock(c)) {
+		/* busy: the next step looks again */
+		ct_wheel_push_t(&t->wheel, key, ht, false);
+		goto out;
+	}
+	exp = c->expires;
+	if (exp > g->now) {
+		ct_conn_unlock(c);
+		goto requeue;
+	}
+	if (ct_conn_test_and_set(c, CT_ST_DYING)) {
+		ct_conn_unlock(c);
+		goto out;
+	}
+	if (ct_events_on(t)) {
+		ct_conn_fill_info(t, c, &info);
+		have_info = true;
+	}
+	ct_conn_unlock(c);
+	atomic_store_explicit(&r->slot[k], 0, memory_order_release);
+	/* only the chain's last row can have become an empty tail */
+	if (r != head && !ct_row_next(r) && ct_row_empty(r) == (1u << CT_ROW_SLOTS) - 1)
+		g->res->ovf_rows_freed +=
+			ct_htab_ovf_unlink_empty(h, head, &g->ovf_batch, t->rcu, true);
+	ct_row_unlock(head);
+	victims[0] = c;
+	gc_victims(g, victims, early, have_info ? &info : NULL, 1);
+	return;
+requeue:
+	atomic_store_explicit(&sd[k], ct_slot_due_enc(exp), memory_order_relaxed);
+	ct_wheel_push(&t->wheel, key, exp, false);
+out:
+	ct_row_unlock(head);
 }
 
 /* Collect the oldest queued row and fold its new bound into the bounds
@@ -457,7 +596,15 @@ keep:
 static void gc_dequeue_row(struct gc_run *g)
 {
 	struct gc_due_row *q = &g->q[g->q_head];
-	uint64_t rd = gc_row(g, q->row);
+	uint64_t rd;
+
+	if (q->pos != CT_WH_ROW) {
+		gc_slot(g, q->row, q->pos, q->t);
+		g->q_head = (g->q_head + 1) % GC_QUEUE;
+		g->q_n--;
+		return;
+	}
+	rd = gc_row(g, q->row);
 
 	if (q->sub) {
 		ct_due_lower(q->sub, rd);
@@ -543,6 +690,27 @@ static void gc_queue_row(struct gc_run *g, struct ct_row *r, uint64_t rd,
 	q->row = r;
 	q->sub = sub;
 	q->group = group;
+	q->pos = CT_WH_ROW;
+	g->q_n++;
+}
+
+/* Queue slot handle (@r's chain, @pos, @due) whose slot holds @s: its
+ * entry prefetched, collected GC_QUEUE finds later. */
+static void gc_queue_slot(struct gc_run *g, struct ct_row *r, unsigned pos, uint32_t t,
+			  uint64_t s)
+{
+	const char *c = (const char *)ct_slot_conn(s);
+	struct gc_due_row *q;
+
+	__builtin_prefetch(c, 1);
+	__builtin_prefetch(c + sizeof(struct ct_conn) - 1, 1);
+	if (g->q_n == GC_QUEUE)
+		gc_dequeue_row(g);
+	q = &g->q[(g->q_head + g->q_n) % GC_QUEUE];
+	q->row = r;
+	q->sub = q->group = NULL;
+	q->pos = pos;
+	q->t = t;
 	g->q_n++;
 }
 
@@ -710,7 +878,9 @@ static bool gc_group(struct gc_run *g, struct ct_htab *h, uint64_t grp,
 		     uint64_t *next_due)
 {
 	struct ct_table *t = g->t;
-	enum ct_gc_lock_policy pol = t->gc.lock;
+	/* the wheel's policy scans as the due-time one (under pressure, or a
+	 * table too large for its refs) */
+	enum ct_gc_lock_policy pol = t->gc.lock == CT_GC_LOCK_WHEEL ? CT_GC_LOCK_DUE : t->gc.lock;
 	uint64_t first = grp * CT_GROUP_ROWS;
 	uint64_t last = first + CT_GROUP_ROWS;
 	uint64_t gmin = CT_DUE_NEVER, visited = 0;
@@ -775,23 +945,61 @@ static bool gc_group(struct gc_run *g, struct ct_htab *h, uint64_t grp,
 /* A handle's row, its line prefetched GC_WHEEL_AHEAD handles ago: queue
  * it if it is due (gc_queue_row prefetches its due entries), else the
  * handle was stale and is dropped. */
-static void gc_wheel_look(struct gc_run *g, struct ct_row *r)
+static void gc_wheel_look(struct gc_run *g, const struct gc_ahead *a)
 {
-	uint64_t rd = ct_due_get(&r->due_inv);
+	struct ct_wheel *w = &g->t->wheel;
+	struct ct_row *r = a->row;
+	uint32_t ref = (uint32_t)(r - g->h->rows) | a->pos << CT_WH_POS_SHIFT;
+	uint64_t rd;
 
 	g->res->rows_visited++;
-	if (rd <= g->now && !ct_row_moved(r))
+	if (a->pos != CT_WH_ROW) {
+		/* a slot handle: dropped unlocked when its slot's bound is
+		 * another (a hint; gc_slot checks again, locked) */
+		struct ct_row *o = a->pos < CT_ROW_SLOTS ? r : gc_chain_row(r, a->pos);
+		unsigned k = a->pos % CT_ROW_SLOTS;
+		uint64_t s;
+
+		if (!o)
+			return;
+		s = atomic_load_explicit(&o->slot[k], memory_order_relaxed);
+		/* the bound is read here only in the head's own array: an
+		 * overflow row's sits in its line after it, which holds the
+		 * free-list link once the row is retired (htab.c), and is
+		 * read under the row lock only (gc_slot) */
+		if (o != r ? !(s & CT_SLOT_BOUND) : !gc_slot_matches(w, s, &ct_slot_due(g->h, (uint64_t)(r - g->h->rows))[k], a->t))
+			return;
+		/* taken early (its unit began, its time has not come: the
+		 * entry is readable here, the read-side section keeps it) */
+		if (a->t && ct_wheel_fire(w, a->t + 1) > g->now &&
+		    __atomic_load_n(&ct_slot_conn(s)->expires, __ATOMIC_RELAXED) > g->now &&
+		    ct_wheel_t(w, __atomic_load_n(&ct_slot_conn(s)->expires, __ATOMIC_RELAXED)) == a->t) {
+			ct_wheel_push_t(w, ref, a->t, false);
+			return;
+		}
+		gc_queue_slot(g, r, a->pos, a->t, s);
+		return;
+	}
+	rd = ct_due_get(&r->due_inv);
+	if (rd > g->now) {
+		/* stale (the bound moved on, and whoever moved it queued a
+		 * handle), or taken early within its unit: again next step */
+		if (ct_wheel_t(w, rd) == a->t)
+			ct_wheel_push_t(w, ref, a->t, false);
+		return;
+	}
+	if (!ct_row_moved(r))
 		gc_queue_row(g, r, rd, NULL, NULL);
 }
 
 /* Look at the oldest row of the prefetch queue (and take it off). */
 static void gc_wheel_look_oldest(struct gc_run *g)
 {
-	struct ct_row *r = g->ahead[g->a_head];
+	struct gc_ahead a = g->ahead[g->a_head];
 
 	g->a_head = (g->a_head + 1) % GC_WHEEL_AHEAD;
 	g->a_n--;
-	gc_wheel_look(g, r);
+	gc_wheel_look(g, &a);
 }
 
 /* The row of due handle @x: prefetch its line and its slot bounds, and
@@ -799,21 +1007,26 @@ static void gc_wheel_look_oldest(struct gc_run *g)
 static void gc_wheel_ahead(struct gc_run *g, const struct ct_wh *x)
 {
 	uint64_t idx;
+	unsigned pos = CT_WH_ROW;
 	struct ct_row *r;
+	struct gc_ahead *a;
 
-	if (!x->gen)
-		idx = ct_row_index(x->key, g->h->n_rows);
-	else if (x->gen == g->h->gen && x->key < g->h->n_rows)
-		idx = x->key;
-	else
-		return;         /* another generation's row: stale */
+	/* the wheel holds refs into the generation it was seeded for, which
+	 * is g->h (gc_wheel_step starts over when it is not) */
+	idx = x->ref & CT_WH_ROW_MASK;
+	pos = x->ref >> CT_WH_POS_SHIFT;
+	if (idx >= g->h->n_rows)
+		return;
 	r = &g->h->rows[idx];
 
 	__builtin_prefetch(r, 1);
 	__builtin_prefetch(ct_slot_due(g->h, idx), 0);
 	if (g->a_n == GC_WHEEL_AHEAD)
 		gc_wheel_look_oldest(g);
-	g->ahead[(g->a_head + g->a_n) % GC_WHEEL_AHEAD] = r;
+	a = &g->ahead[(g->a_head + g->a_n) % GC_WHEEL_AHEAD];
+	a->row = r;
+	a->pos = pos;
+	a->t = x->t;
 	g->a_n++;
 }
 
@@ -835,8 +1048,8 @@ static bool gc_wheel_work(struct gc_run *g)
 			for (uint32_t i = 0; i < b->n; i++) {
 				struct ct_wh x = b->h[i];
 
-				if (x.due > g->now) {
-					ct_wheel_push(w, x.key, x.gen, x.due, false);
+				if (ct_wheel_fire(w, x.t) > g->now) {
+					ct_wheel_push_t(w, x.ref, x.t, false);
 					continue;
 				}
 				gc_wheel_ahead(g, &x);
@@ -879,13 +1092,43 @@ static bool gc_wheel_seed(struct gc_run *g)
 			for (uint64_t i = i0; i < i1; i++) {
 				struct ct_row *r = &h->rows[i];
 				uint64_t rd = ct_due_get(&r->due_inv);
+				bool need_row = false;
+				unsigned j = 0;
 
-				if (rd == CT_DUE_NEVER || ct_row_moved(r))
+				if (rd == CT_DUE_NEVER)
 					continue;
-				if (rd <= g->now)
-					gc_queue_row(g, r, rd, NULL, NULL);
-				else
-					ct_wheel_push(w, (uint32_t)i, h->gen, rd, false);
+				/* a slot handle for every slot with a bound, a
+				 * row handle for the others; locked, as the
+				 * bounds of an overflow row are read only so
+				 * (a retired one's hold its free-list link) */
+				ct_row_lock(r);
+				if (ct_row_moved(r)) {
+					ct_row_unlock(r);
+					continue;
+				}
+				rd = ct_due_get(&r->due_inv);
+				for (struct ct_row *o = r; o; o = ct_row_next(o), j++) {
+					_Atomic uint16_t *sd = ct_row_slot_due(h, r, o);
+
+					for (unsigned k = 0; k < CT_ROW_SLOTS; k++) {
+						uint64_t s = atomic_load_explicit(&o->slot[k], memory_order_relaxed);
+						unsigned pos = j * CT_ROW_SLOTS + k;
+						uint64_t lb;
+
+						if (!s)
+							continue;
+						lb = (s & CT_SLOT_BOUND) && pos <= CT_WH_MAX_POS ?
+							ct_slot_due_lower(rd, atomic_load_explicit(&sd[k], memory_order_relaxed)) : 0;
+						if (!lb) {
+							need_row = true;
+							continue;
+						}
+						ct_wheel_push(w, (uint32_t)i | pos << CT_WH_POS_SHIFT, lb, true);
+					}
+				}
+				if (need_row)
+					ct_wheel_push(w, (uint32_t)i | CT_WH_ROW << CT_WH_POS_SHIFT, rd, true);
+				ct_row_unlock(r);
 			}
 			g->res->rows_visited += i1 - i0;
 		}
@@ -918,8 +1161,9 @@ static bool gc_wheel_step(struct gc_run *g)
 	 * begins, and the walk reads it */
 	if (atomic_exchange_explicit(&t->wheel_reseed, false, memory_order_seq_cst) ||
 	    w->nomem || w->gen != g->h->gen ||
+	    (g->now >> CT_WH_UNIT_SHIFT) - w->epoch > CT_WHEEL_EPOCH_RENEW ||
 	    w->handles > CT_WHEEL_PER_ROW * g->h->n_rows + CT_WHEEL_FLOOR)
-		ct_wheel_reset(w, g->now, g->h->gen);
+		ct_wheel_reset(w, g->now, g->h->gen, g->h->n_rows);
 	ct_wheel_advance(w, g->now);
 	if (g->pressure)
 		return false;   /* the caller's scan pass does the work */
@@ -982,6 +1226,9 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 	grp = t->gc_cursor;
 	if (grp >= h->n_groups)
 		grp = 0;
+	/* refs name rows in 27 bits (wheel.h): a larger table is scanned */
+	if (h->n_rows > (uint64_t)CT_WH_ROW_MASK + 1)
+		g.wheel = false;
 	if (g.wheel) {
 		bool done = gc_wheel_step(&g);
 
@@ -992,7 +1239,7 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 			goto end;
 		}
 	}
-	skip = t->gc.lock == CT_GC_LOCK_DUE && !g.pressure;
+	skip = (t->gc.lock == CT_GC_LOCK_DUE || t->gc.lock == CT_GC_LOCK_WHEEL) && !g.pressure;
 	for (;;) {
 		bool go_on;
 

@@ -291,12 +291,18 @@ void ct_ovf_retire_flush(struct ct_ovf_retire **batch,
 
 unsigned ct_htab_ovf_unlink_empty(struct ct_htab *h, struct ct_row *head,
 				  struct ct_ovf_retire **batch,
-				  const struct rcu_flavor_struct *rcu)
+				  const struct rcu_flavor_struct *rcu, bool tail_only)
 {
 	struct ct_row *prev = head, *r;
 	unsigned n = 0;
 
-	for (r = ct_row_next(head); r; r = ct_row_next(prev)) {
+	/* tail_only (slot handles name positions in the chain): only the
+	 * empty rows after the last one that holds an entry */
+	if (tail_only)
+		for (r = ct_row_next(head); r; r = ct_row_next(r))
+			if (ct_row_empty(r) != (1u << CT_ROW_SLOTS) - 1)
+				prev = r;
+	for (r = ct_row_next(prev); r; r = ct_row_next(prev)) {
 		struct ct_ovf_retire *b = *batch;
 		uintptr_t v;
 
@@ -340,7 +346,7 @@ enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *head,
 
 	ct_conn_tuple(c, &key);
 	return ct_htab_insert_locked_inline(h, head, c, hash, &key, inv,
-					    max_chain, clash, lowered);
+					    max_chain, clash, lowered, NULL);
 }
 
 bool ct_htab_place_locked(struct ct_htab *h, struct ct_row *head, uint64_t s,

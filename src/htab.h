@@ -33,14 +33,16 @@
  *
  * Slot bounds.  Beside the rows, slot_due keeps for each slot of a head
  * row a 16-bit coarse lower bound of its entry's expiry: the expiry in
- * units of 2^CT_SLOT_DUE_SHIFT ns, rounded down, modulo 2^16.  Only the
- * collector writes and reads them, under the row lock: when it reads an
- * entry's expiry and keeps the entry, it stores the bound and sets bit 0
- * of the slot (CT_SLOT_BOUND; entries are 8-aligned, so the bit is free).
- * An insert stores its slot with the bit clear and touches no bound, so
- * the creation path pays nothing; a new entry is read once by the
- * collector, and after that a due row's entries that are not due are
- * skipped without touching their lines.  A value is decoded against the
+ * units of 2^CT_SLOT_DUE_SHIFT ns, rounded down, modulo 2^16.  They are
+ * written and read under the row lock: the collector, when it reads an
+ * entry's expiry and keeps the entry, stores the bound and sets bit 0 of
+ * the slot (CT_SLOT_BOUND; entries are 8-aligned, so the bit is free).
+ * With the scan, an insert stores its slot with the bit clear and touches
+ * no bound, so the creation path pays nothing; a new entry is read once
+ * by the collector, and after that a due row's entries that are not due
+ * are skipped without touching their lines.  With the wheel, an insert
+ * writes its slot's bound too (under the row lock it holds), since the
+ * wheel's slot handles are checked against it (wheel.h).  A value is decoded against the
  * row's own bound D (ct_slot_due_lower): the least time >= D, in whole
  * units, whose unit number ends in the stored 16 bits.  That is never
  * above the entry's expiry as long as D is at most the slot's true
@@ -81,6 +83,8 @@
 #define CT_ROWS_MAX (1ull << 32)   /* ct_row_index scales 32 hash bits */
 /* slot bounds: units of 2^20 ns (1.05 ms), 2^16 units (68.7 s) of range */
 #define CT_SLOT_DUE_SHIFT 20
+/* the last chain position a slot handle can name (= CT_WH_MAX_POS) */
+#define CT_SLOT_HANDLE_MAX_POS 30u
 
 struct ct_row {
 	_Atomic uint64_t slot[CT_ROW_SLOTS];
@@ -483,8 +487,11 @@ uint64_t ct_htab_ovf_mapped(const struct ct_htab *h);
  * *@batch (made on first use, for @h's pool; a batch for another pool is
  * flushed first).  A reader already in an unlinked row goes on through
  * its link, which is left as it was; the row is handed out again only a
- * grace period after ct_ovf_retire_flush().  Returns the rows unlinked
- * (0 also when no batch could be allocated: nothing is unlinked then).
+ * grace period after ct_ovf_retire_flush().  With @tail_only (the
+ * wheel's slot handles name positions in the chain: wheel.h) only the
+ * empty rows after the last one that holds an entry go.  Returns the rows
+ * unlinked (0 also when no batch could be allocated: nothing is unlinked
+ * then).
  *
  * ct_ovf_retire_flush - pass *@batch, if any, to call_rcu of @rcu and
  * clear it.  The batch holds a reference to the pool, so a generation
@@ -492,27 +499,30 @@ uint64_t ct_htab_ovf_mapped(const struct ct_htab *h);
  */
 unsigned ct_htab_ovf_unlink_empty(struct ct_htab *h, struct ct_row *head,
 				  struct ct_ovf_retire **batch,
-				  const struct rcu_flavor_struct *rcu);
+				  const struct rcu_flavor_struct *rcu, bool tail_only);
 void ct_ovf_retire_flush(struct ct_ovf_retire **batch,
 			 const struct rcu_flavor_struct *rcu);
 
 /* ct_htab_insert_locked, inline for the creation path (track.c; other
  * callers take the out-of-line copy), which passes the tuple @c was made
- * from as @key (the entries in the row are compared with it). */
+ * from as @key (the entries in the row are compared with it).  With
+ * @pos_out (the wheel is on) the new slot's bound is written and marked,
+ * and *@pos_out is its position in the chain, or -1 past CT_WH_MAX_POS
+ * (wheel.h): a slot handle names it, or a row handle must. */
 static inline __attribute__((always_inline)) enum ct_htab_ins
 ct_htab_insert_locked_inline(struct ct_htab *h, struct ct_row *head,
 			     struct ct_conn *c, uint64_t hash,
 			     const struct ct_tuple *key,
 			     const struct ct_tuple *inv, uint32_t max_chain,
-			     struct ct_conn **clash, bool *lowered)
+			     struct ct_conn **clash, bool *lowered, int *pos_out)
 {
 	uint64_t sig = ct_slot_sig(hash);
 	/* read before c is published (migration: c is live, and its
 	 * writers hold its lock, not the row's) */
 	uint64_t exp = __atomic_load_n(&c->expires, __ATOMIC_RELAXED);
 	_Atomic uint64_t *free_slot = NULL;
-	struct ct_row *r = head, *last = head;
-	unsigned rows = 0;
+	struct ct_row *r = head, *last = head, *free_row = NULL;
+	unsigned rows = 0, free_pos = 0;
 
 	if (atomic_load_explicit(&head->next, memory_order_relaxed) & CT_ROW_MOVED)
 		return CT_INS_MOVED;
@@ -522,8 +532,11 @@ ct_htab_insert_locked_inline(struct ct_htab *h, struct ct_row *head,
 		unsigned empty = ct_row_empty(r);
 
 		rows++;
-		if (empty && !free_slot)
+		if (empty && !free_slot) {
 			free_slot = &r->slot[__builtin_ctz(empty)];
+			free_row = r;
+			free_pos = (rows - 1) * CT_ROW_SLOTS + (unsigned)__builtin_ctz(empty);
+		}
 		for (unsigned m = ct_row_sig_match(r, hash) & ~empty; m; m &= m - 1) {
 			int i = __builtin_ctz(m);
 			uint64_t s = atomic_load_explicit(&r->slot[i],
@@ -553,16 +566,35 @@ ct_htab_insert_locked_inline(struct ct_htab *h, struct ct_row *head,
 		struct ct_row *o = ct_htab_ovf_new(h);
 		if (!o)
 			return CT_INS_NOMEM;
-		atomic_store_explicit(&o->slot[0], ct_slot_make(c, hash),
-				      memory_order_relaxed);
+		uint64_t sv = ct_slot_make(c, hash);
+		unsigned pos = rows * CT_ROW_SLOTS;
+
+		if (pos_out && pos <= CT_SLOT_HANDLE_MAX_POS) {
+			atomic_store_explicit(&ct_row_slot_due(h, head, o)[0],
+					      ct_slot_due_enc(exp), memory_order_relaxed);
+			sv |= CT_SLOT_BOUND;
+			*pos_out = (int)pos;
+		} else if (pos_out) {
+			*pos_out = -1;
+		}
+		atomic_store_explicit(&o->slot[0], sv, memory_order_relaxed);
 		/* publish the filled overflow row at the end of the chain,
 		 * keeping last's flag bits (the head's lock bit included) */
 		uintptr_t v = atomic_load_explicit(&last->next, memory_order_relaxed);
 		atomic_store_explicit(&last->next, (uintptr_t)o | (v & CT_ROW_FLAGS),
 				      memory_order_release);
 	} else {
-		atomic_store_explicit(free_slot, ct_slot_make(c, hash),
-				      memory_order_release);
+		uint64_t sv = ct_slot_make(c, hash);
+
+		if (pos_out && free_pos <= CT_SLOT_HANDLE_MAX_POS) {
+			atomic_store_explicit(&ct_row_slot_due(h, head, free_row)[free_pos % CT_ROW_SLOTS],
+					      ct_slot_due_enc(exp), memory_order_relaxed);
+			sv |= CT_SLOT_BOUND;
+			*pos_out = (int)free_pos;
+		} else if (pos_out) {
+			*pos_out = -1;
+		}
+		atomic_store_explicit(free_slot, sv, memory_order_release);
 	}
 	*lowered = ct_due_lower(&head->due_inv, exp);
 	ct_due_lower(&h->sub_due_inv[(uint64_t)(head - h->rows) / CT_SUB_ROWS], exp);

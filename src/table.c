@@ -445,6 +445,17 @@ struct ct_conn *ct_table_find(struct ct_thread *thr, uint64_t hash,
 	return NULL;
 }
 
+bool ct_wheel_ring_self_drain(struct ct_thread *thr)
+{
+	struct ct_table *t = thr->t;
+
+	if (pthread_mutex_trylock(&t->gc_lock) != 0)
+		return false;
+	ct_wheel_ring_drain(&t->wheel, &thr->ring);
+	pthread_mutex_unlock(&t->gc_lock);
+	return true;
+}
+
 void ct_conn_due_lowered(struct ct_thread *thr, struct ct_conn *c)
 {
 	struct ct_table *t = thr->t;
@@ -463,7 +474,7 @@ void ct_conn_due_lowered(struct ct_thread *thr, struct ct_conn *c)
 
 	if (f && ct_htab_lower_due(f, ct_row_index(c->hash, f->n_rows), exp))
 		lowered = true;
-	if (lowered)
+	if (lowered || atomic_load_explicit(&t->wheel_on, memory_order_relaxed))
 		ct_wheel_note(thr, c->hash, exp);
 }
 
@@ -866,7 +877,8 @@ again:
 			victims[n++] = c;
 		}
 	if (!more && ct_row_next(head) && !ct_row_moved(head))
-		ct_htab_ovf_unlink_empty(h, head, ovf, thr->t->rcu);
+		ct_htab_ovf_unlink_empty(h, head, ovf, thr->t->rcu,
+					 atomic_load_explicit(&thr->t->wheel_on, memory_order_relaxed));
 	ct_row_unlock(head);
 	for (unsigned i = 0; i < n; i++) {
 		struct ct_conn *c = victims[i];

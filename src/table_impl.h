@@ -193,6 +193,10 @@ struct ct_table {
 
 /* ---- helpers shared by the core files ---- */
 
+/* A full ring of @thr's into the wheel, when gc_lock is free (table.c).
+ * Returns whether it was emptied. */
+bool ct_wheel_ring_self_drain(struct ct_thread *thr);
+
 /*
  * ct_wheel_note - @thr lowered the bound of the row of @hash to @due and
  * its store took effect: queue a handle on the thread's ring for the
@@ -213,7 +217,31 @@ static inline void ct_wheel_note(struct ct_thread *thr, uint64_t hash, uint64_t 
 	 * pass its line between them at every insert into an empty row. */
 	if (atomic_load_explicit(&t->wheel_reseed, memory_order_seq_cst))
 		return;
-	if (!ct_wheel_ring_put(&thr->ring, (uint32_t)hash, due))
+	if (!ct_wheel_ring_put(&thr->ring, (uint32_t)hash, due) &&
+	    !(ct_wheel_ring_self_drain(thr) &&
+	      ct_wheel_ring_put(&thr->ring, (uint32_t)hash, due)))
+		atomic_store_explicit(&t->wheel_reseed, true, memory_order_seq_cst);
+}
+
+/*
+ * ct_wheel_note_slot - @thr inserted an entry at ref @key of generation
+ * @gen, expiring at @due, and wrote its slot bound: queue the slot handle
+ * (wheel.h).  Every insert queues one, so a ring fills whenever the
+ * collector lags by CT_WHEEL_RING inserts; the thread then empties its
+ * own ring into the wheel if the collector is not running (one trylock,
+ * ~CT_WHEEL_RING short pushes), and only a collector busy at that moment
+ * makes it fall back to the reseed flag.
+ */
+static inline void ct_wheel_note_slot(struct ct_thread *thr, uint32_t key, uint32_t gen,
+				      uint64_t due)
+{
+	struct ct_table *t = thr->t;
+
+	if (atomic_load_explicit(&t->wheel_reseed, memory_order_seq_cst))
+		return;
+	if (!ct_wheel_ring_put_slot(&thr->ring, key, gen, due) &&
+	    !(ct_wheel_ring_self_drain(thr) &&
+	      ct_wheel_ring_put_slot(&thr->ring, key, gen, due)))
 		atomic_store_explicit(&t->wheel_reseed, true, memory_order_seq_cst);
 }
 

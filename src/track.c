@@ -521,7 +521,8 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 	struct ct_row *r;
 	enum ct_htab_ins res;
 	uint8_t new_state;
-	bool lowered = false;
+	bool lowered = false, wheel;
+	int pos = -1;
 
 	c = ct_slab_alloc(&ns->slabs[cls], mag);
 	if (!c) {
@@ -597,10 +598,12 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 		CT_NS_ADD(thr, ns, drop, 1);
 		return false;
 	}
+	wheel = atomic_load_explicit(&t->wheel_on, memory_order_relaxed);
 	for (;;) {
 		r = ct_table_lock_row(t, k->hash, &h);
 		res = ct_htab_insert_locked_inline(h, r, c, k->hash, k->key, k->inv,
-						   t->cfg.max_chain, &clash, &lowered);
+						   t->cfg.max_chain, &clash, &lowered,
+						   wheel ? &pos : NULL);
 		ct_row_unlock(r);
 		if (res != CT_INS_MOVED)
 			break;
@@ -640,7 +643,10 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 	 * may be changing it (a longer one needs no lower bound, a shorter
 	 * one is lowered by whoever set it) */
 	ct_due_lower(&h->group_due_inv[(uint64_t)(r - h->rows) / CT_GROUP_ROWS], exp);
-	if (lowered)
+	if (wheel && pos >= 0 && h->n_rows <= (uint64_t)CT_WH_ROW_MASK + 1)
+		ct_wheel_note_slot(thr, (uint32_t)(r - h->rows) | (uint32_t)pos << CT_WH_POS_SHIFT,
+				   h->gen, exp);
+	else if (lowered || wheel)
 		ct_wheel_note(thr, k->hash, exp);
 	note_due(thr, exp);
 	ct_thread_count_add(thr, 1);

@@ -13,7 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "htab.h"
 #include "wheel.h"
+
+_Static_assert(CT_WH_UNIT_SHIFT == CT_SLOT_DUE_SHIFT,
+	       "a slot handle's unit is its slot bound's");
+_Static_assert(CT_WH_MAX_POS == CT_SLOT_HANDLE_MAX_POS, "one limit");
 
 struct ct_wheel_blk *ct_wheel_blk_get(struct ct_wheel *w)
 {
@@ -83,13 +88,13 @@ static unsigned level_shift(unsigned l)
 	return CT_WHEEL_SHIFT0 + l * CT_WHEEL_LVL_BITS;
 }
 
-void ct_wheel_push_slow(struct ct_wheel *w, uint32_t key, uint32_t gen,
+void ct_wheel_push_slow(struct ct_wheel *w, uint32_t ref, uint32_t t,
 			uint64_t due, bool now_ok)
 {
-	uint64_t x, p;
+	uint64_t x, p = 0;
 
 	if (due <= w->base) {
-		ct_wheel_list_push(w, now_ok ? &w->pending : &w->cur, key, gen, due);
+		ct_wheel_list_push(w, now_ok ? &w->pending : &w->cur, ref, t);
 		return;
 	}
 	for (unsigned l = 1; l < CT_WHEEL_LEVELS; l++) {
@@ -97,14 +102,21 @@ void ct_wheel_push_slow(struct ct_wheel *w, uint32_t key, uint32_t gen,
 		p = w->base >> level_shift(l);
 		/* x > p: the level below did not fit (wheel.h) */
 		if (x - p < CT_WHEEL_BUCKETS) {
-			ct_wheel_list_push(w, &w->b[l][x % CT_WHEEL_BUCKETS], key, gen, due);
+			uint64_t i = x % CT_WHEEL_BUCKETS;
+
+			w->occ[l][i / 64] |= 1ull << (i % 64);
+			ct_wheel_list_push(w, &w->b[l][i], ref, t);
 			return;
 		}
 	}
 	/* beyond the top level: its last bucket, taken early and queued
 	 * again */
-	ct_wheel_list_push(w, &w->b[CT_WHEEL_LEVELS - 1][(p + CT_WHEEL_BUCKETS - 1) % CT_WHEEL_BUCKETS],
-			   key, gen, due);
+	{
+		uint64_t i = (p + CT_WHEEL_BUCKETS - 1) % CT_WHEEL_BUCKETS;
+
+		w->occ[CT_WHEEL_LEVELS - 1][i / 64] |= 1ull << (i % 64);
+		ct_wheel_list_push(w, &w->b[CT_WHEEL_LEVELS - 1][i], ref, t);
+	}
 }
 
 void ct_wheel_advance(struct ct_wheel *w, uint64_t now)
@@ -118,8 +130,12 @@ void ct_wheel_advance(struct ct_wheel *w, uint64_t now)
 		uint64_t k = n - p < CT_WHEEL_BUCKETS ? n - p : CT_WHEEL_BUCKETS;
 
 		for (uint64_t i = 1; i <= k; i++) {
-			struct ct_wheel_blk **bk = &w->b[l][(p + i) % CT_WHEEL_BUCKETS];
+			uint64_t j = (p + i) % CT_WHEEL_BUCKETS;
+			struct ct_wheel_blk **bk = &w->b[l][j];
 
+			if (!(w->occ[l][j / 64] & (1ull << (j % 64))))
+				continue;
+			w->occ[l][j / 64] &= ~(1ull << (j % 64));
 			list_splice(&w->pending, *bk);
 			*bk = NULL;
 		}
@@ -150,26 +166,37 @@ void ct_wheel_ring_drain(struct ct_wheel *w, struct ct_wheel_ring *r)
 	uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
 
 	for (; h != t; h++) {
-		const struct ct_wh *x = &r->buf[h % CT_WHEEL_RING];
+		const struct ct_wring_ent *x = &r->buf[h % CT_WHEEL_RING];
 
-		ct_wheel_push(w, x->key, 0, x->due, true);
+		if (!x->gen)
+			ct_wheel_push(w, (uint32_t)ct_row_index(x->key, w->n_rows) |
+					 CT_WH_ROW << CT_WH_POS_SHIFT, x->due, true);
+		else if (x->gen == w->gen)
+			ct_wheel_push(w, x->key, x->due, true);
 	}
 	atomic_store_explicit(&r->head, h, memory_order_release);
 }
 
-void ct_wheel_reset(struct ct_wheel *w, uint64_t now, uint32_t gen)
+void ct_wheel_reset(struct ct_wheel *w, uint64_t now, uint32_t gen, uint64_t n_rows)
 {
 	for (unsigned l = 0; l < CT_WHEEL_LEVELS; l++)
 		for (unsigned i = 0; i < CT_WHEEL_BUCKETS; i++) {
 			list_free_all(w, w->b[l][i]);
 			w->b[l][i] = NULL;
 		}
+	memset(w->occ, 0, sizeof(w->occ));
 	list_free_all(w, w->cur);
 	list_free_all(w, w->pending);
 	w->cur = w->pending = NULL;
 	w->handles = 0;
 	w->base = now;
+	/* handle times reach 2^31 units (~26 days) before and after now;
+	 * the collector starts over (ct_wheel_reset) before the latter runs
+	 * short (CT_WHEEL_EPOCH_RENEW) */
+	w->epoch = (now >> CT_WH_UNIT_SHIFT) > (1ull << 31) ?
+		   (now >> CT_WH_UNIT_SHIFT) - (1ull << 31) : 0;
 	w->gen = gen;
+	w->n_rows = n_rows;
 	w->seeded = false;
 	w->seed_cursor = 0;
 	w->nomem = false;
@@ -178,7 +205,7 @@ void ct_wheel_reset(struct ct_wheel *w, uint64_t now, uint32_t gen)
 
 void ct_wheel_free(struct ct_wheel *w)
 {
-	ct_wheel_reset(w, 0, 0);
+	ct_wheel_reset(w, 0, 0, 0);
 	free_trim(w, 0);
 }
 
@@ -190,10 +217,22 @@ uint64_t ct_wheel_next_due(const struct ct_wheel *w)
 		return w->base;
 	for (unsigned l = 0; l < CT_WHEEL_LEVELS; l++) {
 		uint64_t p = w->base >> level_shift(l);
+		uint64_t b0 = (p + 1) % CT_WHEEL_BUCKETS;
 
-		for (uint64_t i = 1; i <= CT_WHEEL_BUCKETS; i++)
-			if (w->b[l][(p + i) % CT_WHEEL_BUCKETS]) {
-				uint64_t start = (p + i) << level_shift(l);
+		/* the first occupied bucket after p, circularly: bit words
+		 * from b0's, the first masked below b0, the last above */
+		for (unsigned n = 0; n <= CT_WHEEL_BUCKETS / 64; n++) {
+			unsigned wi = (unsigned)((b0 / 64 + n) % (CT_WHEEL_BUCKETS / 64));
+			uint64_t bits = w->occ[l][wi];
+
+			if (n == 0)
+				bits &= ~0ull << (b0 % 64);
+			else if (n == CT_WHEEL_BUCKETS / 64)
+				bits &= (b0 % 64) ? ~(~0ull << (b0 % 64)) : 0;
+			if (bits) {
+				uint64_t j = wi * 64u + (unsigned)__builtin_ctzll(bits);
+				uint64_t d = (j - b0 + CT_WHEEL_BUCKETS) % CT_WHEEL_BUCKETS + 1;
+				uint64_t start = (p + d) << level_shift(l);
 
 				/* the top level's last bucket also holds
 				 * handles beyond it: its start is still a
@@ -202,6 +241,7 @@ uint64_t ct_wheel_next_due(const struct ct_wheel *w)
 					best = start;
 				break;
 			}
+		}
 	}
 	return best;
 }

@@ -1,61 +1,81 @@
 /*
- * wheel.h - the collector's timer wheel of due rows (private).
+ * wheel.h - the collector's timer wheel of due entries (private).
  *
  * The scanning collector (gc.c) finds due rows by reading bounds: one
  * word per 64 idle rows, a line of sub bounds per due group, the eight
- * rows of a due sub.  When every pass has work - 10% of a million entries
- * falling due each second - most of that reading is spent on rows that
- * share a sub with a due one: 2.4 to 8 rows read per expired entry, and
- * ~3/4 of the pass's time spent finding, not removing.  The wheel finds
- * them instead: it holds handles (a row, the row's due bound) in time
- * buckets, and a pass takes the handles whose time has come and visits
- * only their rows.
+ * rows of a due sub, then every slot bound of a due row.  When every pass
+ * has work - 10% of a million entries falling due each second - finding
+ * costs more than removing.  The wheel finds the due entries instead: it
+ * holds handles in time buckets, and a pass takes the handles whose time
+ * has come and visits only what they name.
  *
- * What a handle says.  Whoever lowers a row's bound to D, and whose store
- * is the one that takes effect (ct_due_lower returned true), queues a
- * handle (the row, D).  So for every row whose bound is D, a handle for
- * D is queued or on its way (a packet thread's ring, below).  A handle
- * found when its row's bound is later than its time is stale - the row
- * was collected, or its bound raised by the collector, which then queued
- * a handle for the new bound - and is dropped without locking the row.
+ * Slot handles.  Every insert writes its slot's 16-bit bound (htab.h)
+ * under the row lock it holds and queues a handle (the row, the slot's
+ * position in the row's chain, the expiry).  The handle is valid while
+ * the slot still holds an entry whose bound is the handle's unit: a pass
+ * drops any other without a lock (the entry left, or its bound was
+ * rewritten and a handle queued for the new one).  A valid handle whose
+ * entry is due has the row locked and the entry removed - one slot read,
+ * no other slot of the row looked at; one whose entry was refreshed
+ * gets the new bound written and is queued again by the new expiry.  So
+ * for every slot with a bound, a handle for that bound is queued or on
+ * its way, and a refresh costs nothing until the old time comes.
  *
- * A packet thread names the row by the 32-bit hash of its entry (whose
- * row index, ct_row_index, is the row in any generation); the collector
- * by the row's index, tagged with the generation's number (ct_htab.gen).
- * The wheel is complete for one generation (ct_wheel.gen): a resize, after
- * which migration has lowered the new rows' bounds without queueing,
- * empties it and seeds it again for the new one, and a handle tagged for
- * another generation is dropped.  Nothing in a handle points at an
- * entry, so no entry's lifetime depends on the wheel.
+ * Row handles name a whole row (position CT_WH_ROW), for what a slot
+ * handle cannot: a shortened timeout (the writer does not know its slot;
+ * it sets the row's dirty bit and queues a row handle), slots past
+ * CT_WH_MAX_POS of a long chain, and the seeding walk's rows whose slots
+ * have no bound yet.  A row visit is the scan's (gc_row): it reads what
+ * is due or unbounded, and queues a slot handle for every bound it
+ * writes anew, a row handle for the chain's far slots.  Row bounds stay
+ * lower bounds for the scan, though slot visits never raise them.
  *
- * Buckets.  Four levels of 256 buckets, 8.4 ms, 2.1 s, 9.2 min and 39 h
- * wide (2^23, 2^31, 2^39, 2^47 ns), as the kernel's timer wheel, but
- * without its cascade: a handle in a coarse bucket is taken when the
- * bucket's start passes and queued again by its exact time, so it moves
- * down at most three times and is never taken late.  Level 0 spans 2.1 s,
- * so a row whose next expiry is seconds away (most of them, in a table
- * whose entries live seconds) moves once.  Handles beyond the top level's
- * 1.1 years wait in its last bucket.  Each bucket is a list of 1 KB
- * blocks of handles; blocks are reused, and freed with the table.
+ * Positions must not move under a handle: with the wheel on, only an
+ * empty tail of a chain's overflow rows leaves it (an empty row in the
+ * middle is filled again by inserts, which take the first free slot).
  *
- * Bounded.  Stale handles wait for their time, and a table that churns
- * (rows emptied and filled again, timeouts of seconds next to days) can
- * queue many per row before they come: more than CT_WHEEL_PER_ROW per row
- * (plus a floor) and the collector seeds the wheel again, which leaves one
- * per non-empty row.  Emptied, the wheel keeps at most CT_WHEEL_KEEP free
- * blocks.
+ * Handles are 8 bytes: a 32-bit time in units of 2^CT_WH_UNIT_SHIFT ns
+ * (the slot bounds' unit) counted from the wheel's epoch, and a 32-bit
+ * ref (row index in 27 bits - a table of more rows is scanned instead -
+ * and position in 5).  A handle is taken at its unit's start, so a pass
+ * at time T collects everything due by T; one taken before its entry is
+ * due, within the unit, is queued for the next step without a lock.  The
+ * epoch is 2^31 units (~26 days) before the wheel was last reset, and
+ * the collector resets it once now is CT_WHEEL_EPOCH_RENEW units past
+ * it, so times ~13 days ahead always fit; a time too far is queued at the
+ * last one, taken early and queued again.  Handles name rows of one
+ * generation (ct_wheel.gen): a resize empties the wheel and seeds it
+ * again.  Nothing in a handle points at an entry, so no entry's lifetime
+ * depends on the wheel.
  *
- * Who touches what.  The wheel (struct ct_wheel) belongs to the
- * collector: only a thread holding the table's gc_lock reads or writes
- * it.  Packet threads queue into their own ring (struct ct_wheel_ring,
- * one producer, one consumer, no lock, no atomic read-modify-write),
- * which the collector empties into the wheel at the start of every step.
- * A full ring drops the handle and sets the table's reseed flag (and
- * while it is set, nothing is queued: the walk will read those rows); so
- * does switching the policy on, and a new generation (a resize) makes the
- * collector reseed by itself (ct_wheel.gen).  Reseeding empties the wheel
- * and walks every row once (in slices), queueing each non-empty row's
- * bound: the wheel is exact again without ever having had to be.
+ * Buckets.  Three levels of 4,096 buckets, 8.4 ms, 34 s and 39 h wide
+ * (2^23, 2^35, 2^47 ns), without the kernel's cascade: a handle in a
+ * coarse bucket is taken when the bucket's start passes and queued again
+ * by its time, so it moves down at most twice and is never taken late.
+ * Level 0 spans 34 s, so the timeouts of seconds (UDP's 30 s among them)
+ * are queued once.  A bit per bucket says which hold handles: the next
+ * due time is a bit search, and taking an idle stretch skips empty ones.
+ * Each bucket is a list of 1 KB blocks of handles; blocks are reused,
+ * and freed with the table.
+ *
+ * Bounded.  Stale handles wait for their time; more than
+ * CT_WHEEL_PER_ROW per row (plus a floor) and the collector seeds the
+ * wheel again, which leaves one per slot.  Emptied, the wheel keeps at
+ * most CT_WHEEL_KEEP free blocks.
+ *
+ * Who touches what.  The wheel (struct ct_wheel) belongs to whoever holds
+ * the table's gc_lock.  Packet threads queue into their own ring (struct
+ * ct_wheel_ring, one producer, one consumer, no atomic read-modify-write;
+ * 16-byte entries that carry the generation), which the collector
+ * empties into the wheel at the start of every step.  A thread whose
+ * ring is full empties it into the wheel itself if gc_lock is free (a
+ * trylock; CT_WHEEL_RING short pushes, once per CT_WHEEL_RING inserts
+ * while the collector lags).  Only if the collector is running at that
+ * moment is the handle dropped and the table's reseed flag set (while it
+ * is set nothing is queued); so does switching the policy on.  Reseeding
+ * empties the wheel and walks every row once (in slices), queueing a slot
+ * handle per bounded slot and a row handle for the rest: the wheel is
+ * exact again without ever having had to be.
  */
 #ifndef CT_WHEEL_H
 #define CT_WHEEL_H
@@ -64,22 +84,41 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* a handle: the row's bound when it was queued, and the row: a hash of
- * one of its entries (gen 0: packet threads), or its index in generation
- * gen (the collector, which knows the row but not a hash) */
+/* a handle in the wheel: its time, in units of 2^CT_WH_UNIT_SHIFT ns
+ * counted from the wheel's epoch, and what it names (CT_WH_REF) */
 struct ct_wh {
+	uint32_t t;
+	uint32_t ref;
+};
+
+/* a handle on a packet thread's ring: its time in ns, and a hash of an
+ * entry of the row (gen 0), or a ref into generation gen */
+struct ct_wring_ent {
 	uint64_t due;
 	uint32_t key;
 	uint32_t gen;
 };
 
-#define CT_WHEEL_LEVELS 4
-#define CT_WHEEL_BUCKETS 256
-#define CT_WHEEL_LVL_BITS 8
+#define CT_WH_UNIT_SHIFT 20     /* = CT_SLOT_DUE_SHIFT (gc.c checks) */
+
+#define CT_WHEEL_LEVELS 3
+#define CT_WHEEL_BUCKETS 4096
+#define CT_WHEEL_LVL_BITS 12
 #define CT_WHEEL_SHIFT0 23
 #define CT_WHEEL_BLK ((1024 - 16) / sizeof(struct ct_wh))
 
-#define CT_WHEEL_PER_ROW 4
+/* a ref: row index | position << 27, position CT_WH_ROW naming the whole
+ * row, 0..CT_WH_MAX_POS a slot of its chain (6 per row, head first) */
+#define CT_WH_POS_SHIFT 27
+#define CT_WH_ROW_MASK ((1u << CT_WH_POS_SHIFT) - 1)
+#define CT_WH_ROW 31u
+#define CT_WH_MAX_POS 30u
+
+/* the wheel starts over (a reseed) when now is this many units past its
+ * epoch: handle times then still reach 2^30 units (~13 days) ahead */
+#define CT_WHEEL_EPOCH_RENEW (3ull << 30)
+
+#define CT_WHEEL_PER_ROW 12
 #define CT_WHEEL_FLOOR 65536
 #define CT_WHEEL_KEEP 64
 
@@ -92,12 +131,16 @@ struct ct_wheel_blk {
 
 struct ct_wheel {
 	uint64_t base;            /* time (ns) up to which buckets are taken */
+	uint64_t epoch;           /* handle times count from this unit */
 	uint32_t gen;             /* the generation it is (being) seeded for */
+	uint64_t n_rows;          /* that generation's rows */
 	bool seeded;              /* the wheel holds a handle for every row
 				   * with a bound (else: a seeding walk) */
 	uint64_t seed_cursor;     /* next row of the seeding walk */
 	/* buckets[l][i]: handles whose time's level-l index is i mod 64 */
 	struct ct_wheel_blk *b[CT_WHEEL_LEVELS][CT_WHEEL_BUCKETS];
+	/* occ[l]: a bit per bucket of level l that holds a list */
+	uint64_t occ[CT_WHEEL_LEVELS][CT_WHEEL_BUCKETS / 64];
 	struct ct_wheel_blk *cur;     /* due within base's level-0 bucket,
 				       * or found busy: looked at every step */
 	struct ct_wheel_blk *pending; /* taken, not yet worked on */
@@ -110,7 +153,7 @@ struct ct_wheel {
 
 /* A packet thread's ring: one producer (the thread), one consumer (the
  * collector, under gc_lock). */
-#define CT_WHEEL_RING 8192
+#define CT_WHEEL_RING 65536
 
 struct ct_wheel_ring {
 	_Atomic uint32_t tail;        /* next to write; owner only writes */
@@ -121,7 +164,7 @@ struct ct_wheel_ring {
 	char pad0[56];
 	_Atomic uint32_t head;        /* next to read; the collector writes */
 	char pad1[60];
-	struct ct_wh buf[CT_WHEEL_RING];
+	struct ct_wring_ent buf[CT_WHEEL_RING];
 };
 
 /*
@@ -134,7 +177,7 @@ static inline bool ct_wheel_ring_put(struct ct_wheel_ring *r, uint32_t hash,
 				     uint64_t due)
 {
 	uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
-	struct ct_wh *w;
+	struct ct_wring_ent *w;
 
 	if (t - r->head_seen >= CT_WHEEL_RING) {
 		r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire);
@@ -149,12 +192,55 @@ static inline bool ct_wheel_ring_put(struct ct_wheel_ring *r, uint32_t hash,
 	return true;
 }
 
-/* Collector (gc_lock held): move what @r holds into @w (as hashes). */
+/* ct_wheel_ring_put_slot - queue a slot handle (@key, @gen, @due). */
+static inline bool ct_wheel_ring_put_slot(struct ct_wheel_ring *r, uint32_t key,
+					  uint32_t gen, uint64_t due)
+{
+	uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+	struct ct_wring_ent *w;
+
+	if (t - r->head_seen >= CT_WHEEL_RING) {
+		r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire);
+		if (t - r->head_seen >= CT_WHEEL_RING)
+			return false;
+	}
+	w = &r->buf[t % CT_WHEEL_RING];
+	w->due = due;
+	w->key = key;
+	w->gen = gen;
+	atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+	return true;
+}
+
+/* Collector (gc_lock held): move what @r holds into @w, as refs into the
+ * generation it is seeded for (a handle for another is dropped). */
 void ct_wheel_ring_drain(struct ct_wheel *w, struct ct_wheel_ring *r);
+
+/* A handle's time for @due (ns): its unit, from the epoch; a time before
+ * the epoch is 0, one too far ahead the last (taken early and queued
+ * again, wheel.h's top comment says why that stays rare). */
+static inline uint32_t ct_wheel_t(const struct ct_wheel *w, uint64_t due)
+{
+	uint64_t u = due >> CT_WH_UNIT_SHIFT;
+
+	if (u <= w->epoch)
+		return 0;
+	u -= w->epoch;
+	return u > UINT32_MAX ? UINT32_MAX : (uint32_t)u;
+}
+
+/* The time (ns) a handle of time @t is taken at: its unit's first ns, so
+ * never after the time it was queued for (a pass at that time collects
+ * what is due at it); one taken before its entry is due is queued again
+ * for the next step. */
+static inline uint64_t ct_wheel_fire(const struct ct_wheel *w, uint32_t t)
+{
+	return (w->epoch + t) << CT_WH_UNIT_SHIFT;
+}
 
 /* Collector: empty @w (up to CT_WHEEL_KEEP blocks kept for reuse) and
  * start over at @now, unseeded, for generation @gen. */
-void ct_wheel_reset(struct ct_wheel *w, uint64_t now, uint32_t gen);
+void ct_wheel_reset(struct ct_wheel *w, uint64_t now, uint32_t gen, uint64_t n_rows);
 
 /* Collector: free every block (the table's end). */
 void ct_wheel_free(struct ct_wheel *w);
@@ -166,7 +252,7 @@ struct ct_wheel_blk *ct_wheel_blk_get(struct ct_wheel *w);
  * the first is full; the handle is dropped, and w->nomem set, when none
  * can be had: the collector then seeds the wheel again). */
 static inline void ct_wheel_list_push(struct ct_wheel *w, struct ct_wheel_blk **list,
-				      uint32_t key, uint32_t gen, uint64_t due)
+				      uint32_t ref, uint32_t t)
 {
 	struct ct_wheel_blk *b = *list;
 
@@ -178,14 +264,13 @@ static inline void ct_wheel_list_push(struct ct_wheel *w, struct ct_wheel_blk **
 		nb->next = b;
 		*list = b = nb;
 	}
-	b->h[b->n].due = due;
-	b->h[b->n].key = key;
-	b->h[b->n].gen = gen;
+	b->h[b->n].t = t;
+	b->h[b->n].ref = ref;
 	b->n++;
 	w->handles++;
 }
 
-void ct_wheel_push_slow(struct ct_wheel *w, uint32_t key, uint32_t gen,
+void ct_wheel_push_slow(struct ct_wheel *w, uint32_t ref, uint32_t t,
 			uint64_t due, bool now_ok);
 
 /*
@@ -197,23 +282,34 @@ void ct_wheel_push_slow(struct ct_wheel *w, uint32_t key, uint32_t gen,
  * cases (cur and level 0), which the collector takes about twice per
  * expired entry.
  */
-static inline void ct_wheel_push(struct ct_wheel *w, uint32_t key, uint32_t gen,
-				 uint64_t due, bool now_ok)
+static inline void ct_wheel_push_t(struct ct_wheel *w, uint32_t ref, uint32_t t,
+				   bool now_ok)
 {
+	uint64_t due = ct_wheel_fire(w, t);
 	uint64_t x = due >> CT_WHEEL_SHIFT0, p = w->base >> CT_WHEEL_SHIFT0;
 
 	if (due > w->base) {
 		if (x == p) {
-			ct_wheel_list_push(w, &w->cur, key, gen, due);
+			ct_wheel_list_push(w, &w->cur, ref, t);
 			return;
 		}
 		/* x > p */
 		if (x - p < CT_WHEEL_BUCKETS) {
-			ct_wheel_list_push(w, &w->b[0][x % CT_WHEEL_BUCKETS], key, gen, due);
+			uint64_t i = x % CT_WHEEL_BUCKETS;
+
+			w->occ[0][i / 64] |= 1ull << (i % 64);
+			ct_wheel_list_push(w, &w->b[0][i], ref, t);
 			return;
 		}
 	}
-	ct_wheel_push_slow(w, key, gen, due, now_ok);
+	ct_wheel_push_slow(w, ref, t, due, now_ok);
+}
+
+/* Collector: queue @ref for time @due (ns): ct_wheel_push_t of its unit. */
+static inline void ct_wheel_push(struct ct_wheel *w, uint32_t ref, uint64_t due,
+				 bool now_ok)
+{
+	ct_wheel_push_t(w, ref, ct_wheel_t(w, due), now_ok);
 }
 
 /* Collector: take the buckets whose start is at or before @now, and cur,

@@ -11,11 +11,12 @@
  * check) at most once per millisecond, reading a cheap clock.
  *
  * By default (CT_GC_LOCK_WHEEL) the collector does not even read the
- * bounds of rows that are not due: whoever lowers a row's bound queues the
- * row in a timer wheel (a packet thread on a ring of its own, at the cost
- * of a few stores when it creates an entry in a row whose bound it
- * lowers), and a pass visits the rows whose time has come.  Switching it
- * on, and each online resize, cost one walk over the rows, in slices.
+ * bounds of rows that are not due: every insert queues its entry's slot
+ * in a timer wheel (a packet thread on a ring of its own, at the cost of
+ * its slot's bound and a few stores per new entry, and 8 bytes per entry
+ * in the wheel), and a pass visits the slots whose time has come.
+ * Switching it on, and each online resize, cost one walk over the rows,
+ * in slices.
  *
  * Two ways to run it:
  *  - ct_gc_step(): the embedding application calls it from its own loop
@@ -49,10 +50,11 @@ enum ct_gc_lock_policy {
 				   * group summaries: every row's bound is
 				   * read (benchmarks: what the summaries save,
 				   * and a pass that visits every row) */
-	CT_GC_LOCK_WHEEL,         /* as CT_GC_LOCK_DUE, but due rows are found
-				   * in a timer wheel of row handles, queued
-				   * by whoever lowers a row's bound: a pass
-				   * visits the rows that have work, not the
+	CT_GC_LOCK_WHEEL,         /* as CT_GC_LOCK_DUE, but due entries are
+				   * found in a timer wheel of slot handles,
+				   * queued by every insert (and row handles
+				   * for shortened timeouts): a pass visits
+				   * the entries that are due, not the
 				   * bounds around them.  Switching it on
 				   * costs one walk over the rows (in
 				   * slices), as does every resize */
@@ -77,7 +79,8 @@ void ct_gc_policy_default(struct ct_gc_policy *p);
 void ct_gc_set_policy(struct ct_table *t, const struct ct_gc_policy *p);
 
 struct ct_gc_result {
-	uint64_t rows_visited;    /* rows whose due bound was read */
+	uint64_t rows_visited;    /* rows whose due bound was read (the
+				   * wheel: handles looked at) */
 	uint64_t groups_skipped;  /* 64-row groups skipped by their summary */
 	uint64_t rows_locked;
 	uint64_t expired;

@@ -1149,6 +1149,83 @@ static void use_wheel(struct fixture *f)
 	ct_gc_set_policy(f->t, &pol);
 }
 
+static void test_wheel_entries_deep_in_a_chain_leave_on_time(void **state)
+{
+	/* Slot handles name the first 31 slots of a chain (wheel.h); the
+	 * slots beyond are covered by row handles.  3,000 flows in a table
+	 * of 64 rows (~47 a chain), flow i created at i ms (30 s unreplied);
+	 * passes every 100 ms from 29.9 s: each removes exactly the entries
+	 * due by then, none early, none later than one pass. */
+	struct ct_table_config cfg;
+	struct fixture *f;
+	struct ct_gc_result r;
+	struct ct_verdict v;
+	const uint32_t n = 3000;
+	uint64_t expired = 0;
+
+	(void)state;
+	crowded_cfg(&cfg, NULL);
+	cfg.max_chain = 1024;
+	f = setup_with(&cfg);
+	use_wheel(f);
+	assert_int_equal(ct_gc_step(f->thr, 0, 0, &r), 0);
+	for (uint32_t i = 0; i < n; i++) {
+		struct ct_packet p = udp4(0x0a000000 + i, 0x0b000002, 1000, 53);
+
+		ct_process(f->thr, &p, (uint64_t)i * 1000000ull, &v);
+		assert_int_equal(v.cls, CT_V_NEW);
+	}
+	assert_true(ct_table_rows(f->t) * (CT_WH_MAX_POS + 1) < n);
+	for (uint64_t now = 29 * SEC + SEC * 9 / 10; now < 33 * SEC + SEC / 5; now += SEC / 10) {
+		f->log.n = 0;
+		assert_int_equal(ct_gc_step(f->thr, now, 0, &r), 0);
+		assert_true(r.pass_done);
+		expired += r.expired;
+		for (int k = 0; k < f->log.n; k++) {
+			assert_true(f->log.ev[k].conn.expires <= now);
+			assert_true(f->log.ev[k].conn.expires > now - SEC / 10);
+		}
+		assert_int_equal(ct_table_count(f->t),
+				 now < 30 * SEC ? n
+				 : now >= 30 * SEC + (uint64_t)(n - 1) * 1000000ull ? 0
+				 : n - ((now - 30 * SEC) / 1000000ull + 1));
+	}
+	assert_int_equal(expired, n);
+	teardown_f(f);
+}
+
+static void test_wheel_drops_the_handles_of_flushed_entries_without_a_lock(void **state)
+{
+	/* 300 flows at 0 s (due 30 s) are flushed at 1 s, and 300 others at
+	 * 5 s (due 35 s) take their slots.  The first ones' handles come at
+	 * 30 s and name slots whose bounds are now the newcomers': dropped
+	 * without locking a row.  The newcomers leave at 35 s, not before. */
+	struct ct_table_config cfg;
+	struct fixture *f;
+	struct ct_gc_result r;
+
+	(void)state;
+	crowded_cfg(&cfg, NULL);
+	f = setup_with(&cfg);
+	use_wheel(f);
+	assert_int_equal(ct_gc_step(f->thr, 0, 0, &r), 0);
+	new_udp_flows(f, 0x0b000002, 300, 0);
+	assert_int_equal(ct_gc_step(f->thr, SEC / 2, 0, &r), 0);
+	assert_int_equal(ct_table_flush(f->thr, 0, SEC), 300);
+	assert_int_equal(ct_table_count(f->t), 0);
+	new_udp_flows(f, 0x0b000003, 300, 5 * SEC);
+	assert_int_equal(ct_gc_step(f->thr, 30 * SEC, 0, &r), 0);
+	assert_true(r.pass_done);
+	assert_int_equal(r.expired, 0);
+	assert_int_equal(r.rows_locked, 0);
+	assert_int_equal(ct_gc_step(f->thr, 35 * SEC - 1, 0, &r), 0);
+	assert_int_equal(r.expired, 0);
+	assert_int_equal(ct_gc_step(f->thr, 35 * SEC, 0, &r), 0);
+	assert_int_equal(r.expired, 300);
+	assert_int_equal(ct_table_count(f->t), 0);
+	teardown_f(f);
+}
+
 static void test_wheel_pass_visits_only_the_rows_that_are_due(void **state)
 {
 	/* The wheel: the entries reach it through the thread's ring, and at
@@ -1158,11 +1235,14 @@ static void test_wheel_pass_visits_only_the_rows_that_are_due(void **state)
 	one_due_entry_among_1001(CT_GC_LOCK_WHEEL, 1);
 }
 
-static void test_wheel_reseeds_when_a_ring_overflows(void **state)
+static void ring_overflow(bool collector_busy)
 {
-	/* More rows lowered between two passes than a thread's ring holds
-	 * (CT_WHEEL_RING): the handles that did not fit are dropped and the
-	 * wheel is seeded again by a walk over the rows.  Every entry must
+	/* More inserts between two passes than a thread's ring holds
+	 * (CT_WHEEL_RING).  With the collector idle the thread empties its
+	 * own ring into the wheel (ct_wheel_note_slot) and nothing is lost;
+	 * with the collector busy (its lock held here) the handles that did
+	 * not fit are dropped and the wheel is seeded again by a walk over
+	 * the rows.  Every entry must
 	 * still leave at its time, not before: 3 * CT_WHEEL_RING flows in a
 	 * table of as many rows, one per ms from 0 (30 s unreplied), passes
 	 * every 100 ms from 25 s until the last is due.  Each entry leaves
@@ -1175,7 +1255,6 @@ static void test_wheel_reseeds_when_a_ring_overflows(void **state)
 	const uint32_t n = 3 * CT_WHEEL_RING;
 	uint64_t expired = 0;
 
-	(void)state;
 	ct_table_config_default(&cfg);
 	cfg.settings.checksum = 0;
 	cfg.settings.max = 0;
@@ -1183,12 +1262,16 @@ static void test_wheel_reseeds_when_a_ring_overflows(void **state)
 	f = setup_with(&cfg);
 	use_wheel(f);
 	assert_int_equal(ct_gc_step(f->thr, 0, 0, &r), 0);
+	if (collector_busy)
+		pthread_mutex_lock(&f->t->gc_lock);
 	for (uint32_t i = 0; i < n; i++) {
 		struct ct_packet p = udp4(0x0a000000 + i, 0x0b000002, 1000, 53);
 
 		ct_process(f->thr, &p, (uint64_t)i * 1000000ull, &v);
 	}
-	assert_true(atomic_load(&f->t->wheel_reseed));
+	if (collector_busy)
+		pthread_mutex_unlock(&f->t->gc_lock);
+	assert_int_equal(atomic_load(&f->t->wheel_reseed), collector_busy);
 	for (uint64_t now = 25 * SEC; now < 30 * SEC + n * 1000000ull + SEC / 10; now += SEC / 10) {
 		f->log.n = 0;
 		assert_int_equal(ct_gc_step(f->thr, now, 0, &r), 0);
@@ -1206,6 +1289,18 @@ static void test_wheel_reseeds_when_a_ring_overflows(void **state)
 	}
 	assert_int_equal(expired, n);
 	teardown_f(f);
+}
+
+static void test_wheel_reseeds_when_a_ring_overflows_while_the_collector_runs(void **state)
+{
+	(void)state;
+	ring_overflow(true);
+}
+
+static void test_a_full_ring_is_emptied_by_its_thread_when_the_collector_is_idle(void **state)
+{
+	(void)state;
+	ring_overflow(false);
 }
 
 static void test_switching_between_scan_and_wheel_loses_no_entry(void **state)
@@ -2166,7 +2261,10 @@ int main(void)
 		cmocka_unit_test(test_every_lock_policy_expires_the_same_entries),
 		cmocka_unit_test(test_busy_pass_reads_only_the_rows_of_due_subs),
 		cmocka_unit_test(test_wheel_pass_visits_only_the_rows_that_are_due),
-		cmocka_unit_test(test_wheel_reseeds_when_a_ring_overflows),
+		cmocka_unit_test(test_wheel_reseeds_when_a_ring_overflows_while_the_collector_runs),
+		cmocka_unit_test(test_a_full_ring_is_emptied_by_its_thread_when_the_collector_is_idle),
+		cmocka_unit_test(test_wheel_entries_deep_in_a_chain_leave_on_time),
+		cmocka_unit_test(test_wheel_drops_the_handles_of_flushed_entries_without_a_lock),
 		cmocka_unit_test(test_wheel_keeps_the_handles_of_a_thread_that_detached),
 		cmocka_unit_test(test_switching_between_scan_and_wheel_loses_no_entry),
 		cmocka_unit_test(test_wheel_takes_long_timeouts_down_its_levels_on_time),
