@@ -29,7 +29,10 @@
  * the collector thread (ct_gc_start) sees the same time.
  *
  * Collector variants: off; due-time (the scan of the bounds,
- * CT_GC_LOCK_DUE, adaptive schedule); lock-nonempty (pf's policy in the
+ * CT_GC_LOCK_DUE, adaptive schedule); wheel (the library's default,
+ * CT_GC_LOCK_WHEEL, running throughout: with new connections, every
+ * insert queues a slot handle that the collector empties into its
+ * wheel); lock-nonempty (pf's policy in the
  * same thread, for contrast); alternating (the library's default policy -
  * the wheel since stop 16 - started and stopped every 50 ms
  * while the packet threads run: each burst is filed under the state the
@@ -61,7 +64,7 @@
  * nothing, measured right after them.
  *
  * Options: --flows 1k,1M,10M  --pop uniform,zipf  --threads 1,2
- *          --gc off,due-time,alternating[,lock-nonempty]
+ *          --gc off,due-time,wheel,alternating[,lock-nonempty]
  *          --path parsed,frames  --acct off,on
  *          --work est,new-udp,new-tcp  --packets N (per thread, est)
  *          --new N (connections per thread, new-*)  --rounds N (5)
@@ -79,10 +82,10 @@
 #include "bench_util.h"
 
 enum work { W_EST, W_NEW_UDP, W_NEW_TCP };
-enum gcmode { GC_OFF, GC_DUE, GC_NONEMPTY, GC_ALT };
+enum gcmode { GC_OFF, GC_DUE, GC_NONEMPTY, GC_ALT, GC_WHEEL };
 
 static const char *const work_name[] = { "est", "new-udp", "new-tcp" };
-static const char *const gc_name[] = { "off", "due-time", "lock-nonempty", "alternating" };
+static const char *const gc_name[] = { "off", "due-time", "lock-nonempty", "alternating", "wheel" };
 
 /* The alternating variant's half-period. */
 #define ALT_PHASE_NS (50ull * 1000 * 1000)
@@ -399,7 +402,8 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 	if (vr->gc != GC_OFF) {
 		ct_gc_policy_default(&pol);
 		if (vr->gc != GC_ALT)
-			pol.lock = vr->gc == GC_NONEMPTY ? CT_GC_LOCK_NONEMPTY : CT_GC_LOCK_DUE;
+			pol.lock = vr->gc == GC_NONEMPTY ? CT_GC_LOCK_NONEMPTY :
+				   vr->gc == GC_WHEEL ? CT_GC_LOCK_WHEEL : CT_GC_LOCK_DUE;
 		ct_gc_set_policy(sh->t, &pol);
 		if (vr->gc != GC_ALT) {
 			ct_gc_start(sh->t, NULL, NULL);
@@ -690,7 +694,7 @@ int bench_throughput(const struct bench_args *a)
 {
 	bool quick = bu_flag(a, "quick");
 	uint64_t flows[8], threads[16];
-	unsigned nf, nt, pops[2], gcs[4], paths[2], works[3], accts[2], np, ng, npath, nw, na;
+	unsigned nf, nt, pops[2], gcs[5], paths[2], works[3], accts[2], np, ng, npath, nw, na;
 	uint64_t packets = bu_opt_u64(a, "packets", quick ? 2000000 : 8000000);
 	uint64_t new_conns = bu_opt_u64(a, "new", quick ? 250000 : 1000000);
 	double zipf_s = (double)bu_opt_u64(a, "zipf-s100", 100) / 100.0;
@@ -718,7 +722,7 @@ int bench_throughput(const struct bench_args *a)
 		nt = 2;
 	}
 	np = bu_opt_words(a, "pop", "uniform,zipf", pop_names, 2, pops, 2);
-	ng = bu_opt_words(a, "gc", "off,due-time,alternating", gc_name, 4, gcs, 4);
+	ng = bu_opt_words(a, "gc", "off,due-time,wheel,alternating", gc_name, 5, gcs, 5);
 	npath = bu_opt_words(a, "path", "parsed,frames", path_names, 2, paths, 2);
 	nw = bu_opt_words(a, "work", "est,new-udp,new-tcp", work_name, 3, works, 3);
 	na = bu_opt_words(a, "acct", "off,on", acct_names, 2, accts, 2);

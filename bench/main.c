@@ -59,7 +59,7 @@ static const struct bench_opt throughput_opts[] = {
 	{ "flows", BV_COUNTS, "N,...", "established flows in the table (default 1k,1M,10M; --quick 1k,1M)", 0, 0 },
 	{ "threads", BV_COUNTS, "N,...", "packet threads, 1..16 each (default 1,2)", 1, 16 },
 	{ "pop", BV_WORDS, "uniform,zipf", "which flow sends next, est (default uniform,zipf)", 0, 0 },
-	{ "gc", BV_WORDS, "off,due-time,lock-nonempty,alternating", "collector variants (default off,due-time,alternating)", 0, 0 },
+	{ "gc", BV_WORDS, "off,due-time,wheel,lock-nonempty,alternating", "collector variants (default off,due-time,wheel,alternating)", 0, 0 },
 	{ "path", BV_WORDS, "parsed,frames", "packets built, or frames parsed first (default parsed,frames)", 0, 0 },
 	{ "work", BV_WORDS, "est,new-udp,new-tcp", "workloads (default est,new-udp,new-tcp)", 0, 0 },
 	{ "acct", BV_WORDS, "off,on", "table settings to run: without and with per-connection counters (default off,on; on runs est only)", 0, 0 },

@@ -449,11 +449,20 @@ bool ct_wheel_ring_self_drain(struct ct_thread *thr)
 {
 	struct ct_table *t = thr->t;
 
+	struct ct_wheel *w = &t->wheel;
+	bool ok;
+
 	if (pthread_mutex_trylock(&t->gc_lock) != 0)
 		return false;
-	ct_wheel_ring_drain(&t->wheel, &thr->ring);
+	/* a wheel no step has seeded yet (no collector has run since the
+	 * policy was switched on, or since the last reseed) would drop what
+	 * it is given: the walk will find these entries anyway; nor may a
+	 * wheel that nobody empties grow past its bound */
+	ok = w->seeded && w->gen && w->handles <= CT_WHEEL_PER_ROW * w->n_rows + CT_WHEEL_FLOOR;
+	if (ok)
+		ct_wheel_ring_drain(w, &thr->ring);
 	pthread_mutex_unlock(&t->gc_lock);
-	return true;
+	return ok;
 }
 
 void ct_conn_due_lowered(struct ct_thread *thr, struct ct_conn *c)

@@ -1113,7 +1113,7 @@ burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
 	struct burst_ctx bc = { 0 };
 	struct ct_table *t;
 	struct ct_htab *h;
-	bool may_skip, any_same = false;
+	bool may_skip, wheel, any_same = false;
 	size_t ext_bytes;
 
 	if (!thr || (!pkts && n) || (!v && n) || n > CT_BURST_MAX)
@@ -1156,6 +1156,7 @@ burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
 	 * has no overflow and no resize is on (struct burst_ctx) */
 	may_skip = h->n_rows >= 256 &&
 		   !atomic_load_explicit(&h->future, memory_order_acquire);
+	wheel = atomic_load_explicit(&thr->t->wheel_on, memory_order_relaxed);
 	/* stage 3: prefetch entries whose signature matches */
 	for (unsigned i = 0; i < n; i++) {
 		const struct ct_row *r;
@@ -1207,6 +1208,11 @@ burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
 		keys[i].absent = may_skip && !keys[i].cand &&
 			atomic_load_explicit(&((struct ct_row *)r)->next,
 					     memory_order_relaxed) == 0;
+		/* a packet with no candidate will likely create: with the
+		 * wheel on, its insert writes the row's slot bound (htab.h),
+		 * in a line of its own */
+		if (!keys[i].cand && wheel)
+			__builtin_prefetch(ct_slot_due(h, (uint64_t)(r - h->rows)), 1);
 	}
 	/* stage 4: the trackers, in packet order; a run of packets of one
 	 * entry after the first under one hold of its lock */
