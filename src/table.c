@@ -36,6 +36,7 @@
  * callback, so a grace period is paid per 64 entries, not per entry.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -175,7 +176,9 @@ struct ct_thread *ct_thread_attach(struct ct_table *t)
 
 	if (!thr)
 		return NULL;
-	memset(thr, 0, sizeof(*thr));
+	/* all but the ring's buffer (1 MB, the struct's tail): its pages are
+	 * touched only as handles are queued, not here */
+	memset(thr, 0, offsetof(struct ct_thread, ring) + offsetof(struct ct_wheel_ring, buf));
 	thr->t = t;
 	thr->ns_shard = (unsigned)(atomic_fetch_add_explicit(&t->threads_attached, 1,
 							     memory_order_relaxed) % CT_NS_SHARDS);

@@ -123,8 +123,9 @@ struct ct_thread {
 	/* ~(earliest expiry this thread's packets gave an entry since the
 	 * last ct_thread_take_next_due): zero means none; owner only */
 	uint64_t due_inv_max;
-	/* rows whose bound this thread lowered, for the collector's wheel
-	 * (wheel.h; ct_wheel_note) */
+	/* handles for the collector's wheel (wheel.h; ct_wheel_note,
+	 * ct_wheel_note_slot); last, so that ct_thread_attach can leave
+	 * the buffer's megabyte untouched */
 	struct ct_wheel_ring ring;
 };
 

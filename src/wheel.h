@@ -66,7 +66,8 @@
  * Who touches what.  The wheel (struct ct_wheel) belongs to whoever holds
  * the table's gc_lock.  Packet threads queue into their own ring (struct
  * ct_wheel_ring, one producer, one consumer, no atomic read-modify-write;
- * 16-byte entries that carry the generation), which the collector
+ * 16-byte entries that carry the generation, 1 MB a thread, its pages
+ * touched as they are used), which the collector
  * empties into the wheel at the start of every step.  A thread whose
  * ring is full empties it into the wheel itself if gc_lock is free (a
  * trylock; CT_WHEEL_RING short pushes, once per CT_WHEEL_RING inserts
