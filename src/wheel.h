@@ -169,31 +169,11 @@ struct ct_wheel_ring {
 };
 
 /*
- * ct_wheel_ring_put - queue (@hash of an entry of the row, @due) on the
- * owner's ring.  Returns
- * false when the ring is full (the caller sets the table's reseed flag).
+ * ct_wheel_ring_put_slot - queue a slot handle (@key a ref, @gen its
+ * generation, @due) on the owner's ring; with @gen 0, @key is a hash of an
+ * entry of the row (a row handle).  Returns false when the ring is full.
  * Owner thread only; a few stores, no read-modify-write.
  */
-static inline bool ct_wheel_ring_put(struct ct_wheel_ring *r, uint32_t hash,
-				     uint64_t due)
-{
-	uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
-	struct ct_wring_ent *w;
-
-	if (t - r->head_seen >= CT_WHEEL_RING) {
-		r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire);
-		if (t - r->head_seen >= CT_WHEEL_RING)
-			return false;
-	}
-	w = &r->buf[t % CT_WHEEL_RING];
-	w->due = due;
-	w->key = hash;
-	w->gen = 0;
-	atomic_store_explicit(&r->tail, t + 1, memory_order_release);
-	return true;
-}
-
-/* ct_wheel_ring_put_slot - queue a slot handle (@key, @gen, @due). */
 static inline bool ct_wheel_ring_put_slot(struct ct_wheel_ring *r, uint32_t key,
 					  uint32_t gen, uint64_t due)
 {
@@ -211,6 +191,13 @@ static inline bool ct_wheel_ring_put_slot(struct ct_wheel_ring *r, uint32_t key,
 	w->gen = gen;
 	atomic_store_explicit(&r->tail, t + 1, memory_order_release);
 	return true;
+}
+
+/* ct_wheel_ring_put - a row handle by @hash of an entry of the row. */
+static inline bool ct_wheel_ring_put(struct ct_wheel_ring *r, uint32_t hash,
+				     uint64_t due)
+{
+	return ct_wheel_ring_put_slot(r, hash, 0, due);
 }
 
 /* Collector (gc_lock held): move what @r holds into @w, as refs into the

@@ -1149,6 +1149,32 @@ static void use_wheel(struct fixture *f)
 	ct_gc_set_policy(f->t, &pol);
 }
 
+/* Passes every 100 ms from @from until @n flows - flow i created at i
+ * ms, 30 s unreplied - have all been due a pass: each pass removes
+ * exactly the entries due by then (the count says what is left), none
+ * early and none later than one pass (the DESTROY events' expiries). */
+static void passes_remove_one_per_ms(struct fixture *f, uint32_t n, uint64_t from)
+{
+	struct ct_gc_result r;
+	uint64_t expired = 0;
+
+	for (uint64_t now = from; now < 30 * SEC + n * 1000000ull + SEC / 10; now += SEC / 10) {
+		f->log.n = 0;
+		assert_int_equal(ct_gc_step(f->thr, now, 0, &r), 0);
+		assert_true(r.pass_done);
+		expired += r.expired;
+		for (int k = 0; k < f->log.n; k++) {
+			assert_true(f->log.ev[k].conn.expires <= now);
+			assert_true(f->log.ev[k].conn.expires > now - SEC / 10);
+		}
+		assert_int_equal(ct_table_count(f->t),
+				 now >= 30 * SEC + (uint64_t)(n - 1) * 1000000ull ? 0
+				 : now < 30 * SEC ? n
+				 : n - ((now - 30 * SEC) / 1000000ull + 1));
+	}
+	assert_int_equal(expired, n);
+}
+
 static void test_wheel_entries_deep_in_a_chain_leave_on_time(void **state)
 {
 	/* Slot handles name the first 31 slots of a chain (wheel.h); the
@@ -1161,7 +1187,6 @@ static void test_wheel_entries_deep_in_a_chain_leave_on_time(void **state)
 	struct ct_gc_result r;
 	struct ct_verdict v;
 	const uint32_t n = 3000;
-	uint64_t expired = 0;
 
 	(void)state;
 	crowded_cfg(&cfg, NULL);
@@ -1176,21 +1201,7 @@ static void test_wheel_entries_deep_in_a_chain_leave_on_time(void **state)
 		assert_int_equal(v.cls, CT_V_NEW);
 	}
 	assert_true(ct_table_rows(f->t) * (CT_WH_MAX_POS + 1) < n);
-	for (uint64_t now = 29 * SEC + SEC * 9 / 10; now < 33 * SEC + SEC / 5; now += SEC / 10) {
-		f->log.n = 0;
-		assert_int_equal(ct_gc_step(f->thr, now, 0, &r), 0);
-		assert_true(r.pass_done);
-		expired += r.expired;
-		for (int k = 0; k < f->log.n; k++) {
-			assert_true(f->log.ev[k].conn.expires <= now);
-			assert_true(f->log.ev[k].conn.expires > now - SEC / 10);
-		}
-		assert_int_equal(ct_table_count(f->t),
-				 now < 30 * SEC ? n
-				 : now >= 30 * SEC + (uint64_t)(n - 1) * 1000000ull ? 0
-				 : n - ((now - 30 * SEC) / 1000000ull + 1));
-	}
-	assert_int_equal(expired, n);
+	passes_remove_one_per_ms(f, n, 29 * SEC + SEC * 9 / 10);
 	teardown_f(f);
 }
 
@@ -1253,7 +1264,6 @@ static void ring_overflow(bool collector_busy)
 	struct ct_gc_result r;
 	struct ct_verdict v;
 	const uint32_t n = 3 * CT_WHEEL_RING;
-	uint64_t expired = 0;
 
 	ct_table_config_default(&cfg);
 	cfg.settings.checksum = 0;
@@ -1272,22 +1282,7 @@ static void ring_overflow(bool collector_busy)
 	if (collector_busy)
 		pthread_mutex_unlock(&f->t->gc_lock);
 	assert_int_equal(atomic_load(&f->t->wheel_reseed), collector_busy);
-	for (uint64_t now = 25 * SEC; now < 30 * SEC + n * 1000000ull + SEC / 10; now += SEC / 10) {
-		f->log.n = 0;
-		assert_int_equal(ct_gc_step(f->thr, now, 0, &r), 0);
-		assert_true(r.pass_done);
-		expired += r.expired;
-		for (int k = 0; k < f->log.n; k++) {
-			assert_true(f->log.ev[k].conn.expires <= now);
-			assert_true(f->log.ev[k].conn.expires > now - SEC / 10);
-		}
-		/* everything due by now has left */
-		assert_int_equal(ct_table_count(f->t),
-				 now >= 30 * SEC + (uint64_t)(n - 1) * 1000000ull ? 0
-				 : now < 30 * SEC ? n
-				 : n - ((now - 30 * SEC) / 1000000ull + 1));
-	}
-	assert_int_equal(expired, n);
+	passes_remove_one_per_ms(f, n, 25 * SEC);
 	teardown_f(f);
 }
 
