@@ -37,9 +37,14 @@ build: deps
 run: build
 	$(BUILD)/tools/ctrack read --stats samples/sample.pcap
 
+# A build/ configured by `make run` before the test packages were there
+# has no tests (cmocka was not found): ask for them, which makes Meson look
+# again (the README's two commands, in that order, on a fresh machine).
 test:
 	@scripts/deps.sh test
 	@$(MAKE) --no-print-directory build SANITIZE=$(SANITIZE)
+	@meson configure $(BUILD) -Dtests=enabled >/dev/null
+	@ninja -C $(BUILD) >/dev/null || ninja -C $(BUILD)
 	@scripts/run-tests.sh $(BUILD)
 
 # Only the library and the concurrency tests are built under TSan (the

@@ -349,11 +349,10 @@ again:
 	 * distance): a slot is due when its distance is at most @lim, and
 	 * the least distance of the slots not due gives their part of the
 	 * new bound.  Without a usable row bound, every slot is read. */
-	du = d >> CT_SLOT_DUE_SHIFT;
-	if (d == CT_DUE_NEVER || du >= (UINT64_MAX >> CT_SLOT_DUE_SHIFT) - 0xffff)
+	if (!ct_slot_due_base(d, &du))
 		use_sd = false;
 	bmask = use_sd ? CT_SLOT_BOUND : 0;
-	lim = (int64_t)(g->now >> CT_SLOT_DUE_SHIFT) - (int64_t)du;
+	lim = ct_slot_due_lim(du, g->now);
 	mind = UINT32_MAX;
 	mdeep = CT_DUE_NEVER;
 	j = 0;
@@ -368,8 +367,8 @@ again:
 			if (!s)
 				continue;
 			if (s & bmask) {
-				uint32_t dist = (uint16_t)(atomic_load_explicit(&sd[k], memory_order_relaxed) -
-							 (uint16_t)du);
+				uint32_t dist = ct_slot_due_dist(
+					du, atomic_load_explicit(&sd[k], memory_order_relaxed));
 
 				if ((int64_t)dist > lim) {
 					/* not due: the entry is not read */
@@ -576,7 +575,7 @@ static void gc_slot(struct gc_run *g, struct ct_row *head, unsigned pos, uint32_
 	ct_conn_unlock(c);
 	atomic_store_explicit(&r->slot[k], 0, memory_order_release);
 	/* only the chain's last row can have become an empty tail */
-	if (r != head && !ct_row_next(r) && ct_row_empty(r) == (1u << CT_ROW_SLOTS) - 1)
+	if (r != head && !ct_row_next(r) && ct_row_holds_none(r))
 		g->res->ovf_rows_freed +=
 			ct_htab_ovf_unlink_empty(h, head, &g->ovf_batch, t->rcu, true);
 	ct_row_unlock(head);
@@ -596,22 +595,19 @@ out:
 static void gc_dequeue_row(struct gc_run *g)
 {
 	struct gc_due_row *q = &g->q[g->q_head];
-	uint64_t rd;
 
 	if (q->pos != CT_WH_ROW) {
 		gc_slot(g, q->row, q->pos, q->t);
-		g->q_head = (g->q_head + 1) % GC_QUEUE;
-		g->q_n--;
-		return;
-	}
-	rd = gc_row(g, q->row);
+	} else {
+		uint64_t rd = gc_row(g, q->row);
 
-	if (q->sub) {
-		ct_due_lower(q->sub, rd);
-		ct_due_lower(q->group, rd);
+		if (q->sub) {
+			ct_due_lower(q->sub, rd);
+			ct_due_lower(q->group, rd);
+		}
+		if (rd < g->next_due)
+			g->next_due = rd;
 	}
-	if (rd < g->next_due)
-		g->next_due = rd;
 	g->q_head = (g->q_head + 1) % GC_QUEUE;
 	g->q_n--;
 }
@@ -638,6 +634,35 @@ static void gc_drain(struct gc_run *g)
 	gc_ns_flush(g);
 }
 
+/* The entry of slot @s, on its way to the cache: an entry is 8-aligned,
+ * not 64, so its 40-byte core (expiry, status, lock, key) may span two
+ * lines. */
+static inline void gc_prefetch_conn(uint64_t s)
+{
+	const char *c = (const char *)ct_slot_conn(s);
+
+	__builtin_prefetch(c, 1);
+	__builtin_prefetch(c + sizeof(struct ct_conn) - 1, 1);
+}
+
+/* Append (@r, @sub, @group, @pos, @t) to the due queue, collecting its
+ * oldest first when it is full. */
+static void gc_queue_push(struct gc_run *g, struct ct_row *r, _Atomic uint64_t *sub,
+			  _Atomic uint64_t *group, unsigned pos, uint32_t t)
+{
+	struct gc_due_row *q;
+
+	if (g->q_n == GC_QUEUE)
+		gc_dequeue_row(g);
+	q = &g->q[(g->q_head + g->q_n) % GC_QUEUE];
+	q->row = r;
+	q->sub = sub;
+	q->group = group;
+	q->pos = pos;
+	q->t = t;
+	g->q_n++;
+}
+
 /*
  * Queue due row @r, whose bound was @rd: prefetch the entries its slots
  * point to that no valid slot bound shows as not due yet, and collect
@@ -654,26 +679,16 @@ static void gc_queue_row(struct gc_run *g, struct ct_row *r, uint64_t rd,
 			 _Atomic uint64_t *sub, _Atomic uint64_t *group)
 {
 	_Atomic uint16_t *sd = ct_slot_due(g->h, (uint64_t)(r - g->h->rows));
-	struct gc_due_row *q;
-	/* the distance form of gc_row's decoding (rd <= now here) */
-	uint64_t du = rd >> CT_SLOT_DUE_SHIFT;
-	int64_t lim = (int64_t)(g->now >> CT_SLOT_DUE_SHIFT) - (int64_t)du;
+	/* gc_row's decoding, as a hint (rd <= now here) */
+	uint64_t du;
+	int64_t lim = ct_slot_due_base(rd, &du) ? ct_slot_due_lim(du, g->now) : INT64_MAX;
 
-	if (rd == CT_DUE_NEVER || du >= (UINT64_MAX >> CT_SLOT_DUE_SHIFT) - 0xffff)
-		lim = INT64_MAX;
 	for (int k = 0; k < CT_ROW_SLOTS; k++) {
 		uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_relaxed);
 
 		if (s && (!(s & CT_SLOT_BOUND) ||
-			  (int64_t)(uint16_t)(atomic_load_explicit(&sd[k], memory_order_relaxed) -
-					      (uint16_t)du) <= lim)) {
-			/* an entry is 8-aligned, not 64: its 40-byte core
-			 * (expiry, status, lock, key) may span two lines */
-			const char *c = (const char *)ct_slot_conn(s);
-
-			__builtin_prefetch(c, 1);
-			__builtin_prefetch(c + sizeof(struct ct_conn) - 1, 1);
-		}
+			  (int64_t)ct_slot_due_dist(du, atomic_load_explicit(&sd[k], memory_order_relaxed)) <= lim))
+			gc_prefetch_conn(s);
 	}
 	/* an overflow row and its slot bounds: gc_row reads both */
 	{
@@ -684,34 +699,16 @@ static void gc_queue_row(struct gc_run *g, struct ct_row *r, uint64_t rd,
 			__builtin_prefetch(o + 1, 1);
 		}
 	}
-	if (g->q_n == GC_QUEUE)
-		gc_dequeue_row(g);
-	q = &g->q[(g->q_head + g->q_n) % GC_QUEUE];
-	q->row = r;
-	q->sub = sub;
-	q->group = group;
-	q->pos = CT_WH_ROW;
-	g->q_n++;
+	gc_queue_push(g, r, sub, group, CT_WH_ROW, 0);
 }
 
-/* Queue slot handle (@r's chain, @pos, @due) whose slot holds @s: its
+/* Queue slot handle (@r's chain, @pos, time @t) whose slot holds @s: its
  * entry prefetched, collected GC_QUEUE finds later. */
 static void gc_queue_slot(struct gc_run *g, struct ct_row *r, unsigned pos, uint32_t t,
 			  uint64_t s)
 {
-	const char *c = (const char *)ct_slot_conn(s);
-	struct gc_due_row *q;
-
-	__builtin_prefetch(c, 1);
-	__builtin_prefetch(c + sizeof(struct ct_conn) - 1, 1);
-	if (g->q_n == GC_QUEUE)
-		gc_dequeue_row(g);
-	q = &g->q[(g->q_head + g->q_n) % GC_QUEUE];
-	q->row = r;
-	q->sub = q->group = NULL;
-	q->pos = pos;
-	q->t = t;
-	g->q_n++;
+	gc_prefetch_conn(s);
+	gc_queue_push(g, r, NULL, NULL, pos, t);
 }
 
 /*
@@ -830,6 +827,14 @@ static void gc_queue_group(struct gc_run *g, uint64_t grp)
 	g->gq_n++;
 }
 
+/* The policy a scan follows: the wheel's (a pass under early-drop
+ * pressure, or a table too large for its refs) scans as the due-time
+ * one. */
+static enum ct_gc_lock_policy gc_scan_policy(const struct ct_table *t)
+{
+	return t->gc.lock == CT_GC_LOCK_WHEEL ? CT_GC_LOCK_DUE : t->gc.lock;
+}
+
 /* The same for every other case: the naive lock policies, early-drop
  * pressure, a yield offered after every row. */
 static uint64_t gc_rows_policy(struct gc_run *g, struct ct_row *rows,
@@ -878,9 +883,7 @@ static bool gc_group(struct gc_run *g, struct ct_htab *h, uint64_t grp,
 		     uint64_t *next_due)
 {
 	struct ct_table *t = g->t;
-	/* the wheel's policy scans as the due-time one (under pressure, or a
-	 * table too large for its refs) */
-	enum ct_gc_lock_policy pol = t->gc.lock == CT_GC_LOCK_WHEEL ? CT_GC_LOCK_DUE : t->gc.lock;
+	enum ct_gc_lock_policy pol = gc_scan_policy(t);
 	uint64_t first = grp * CT_GROUP_ROWS;
 	uint64_t last = first + CT_GROUP_ROWS;
 	uint64_t gmin = CT_DUE_NEVER, visited = 0;
@@ -971,11 +974,13 @@ static void gc_wheel_look(struct gc_run *g, const struct gc_ahead *a)
 			return;
 		/* taken early (its unit began, its time has not come: the
 		 * entry is readable here, the read-side section keeps it) */
-		if (a->t && ct_wheel_fire(w, a->t + 1) > g->now &&
-		    __atomic_load_n(&ct_slot_conn(s)->expires, __ATOMIC_RELAXED) > g->now &&
-		    ct_wheel_t(w, __atomic_load_n(&ct_slot_conn(s)->expires, __ATOMIC_RELAXED)) == a->t) {
-			ct_wheel_push_t(w, ref, a->t, false);
-			return;
+		if (a->t && ct_wheel_fire(w, a->t + 1) > g->now) {
+			uint64_t exp = __atomic_load_n(&ct_slot_conn(s)->expires, __ATOMIC_RELAXED);
+
+			if (exp > g->now && ct_wheel_t(w, exp) == a->t) {
+				ct_wheel_push_t(w, ref, a->t, false);
+				return;
+			}
 		}
 		gc_queue_slot(g, r, a->pos, a->t, s);
 		return;
@@ -1007,7 +1012,7 @@ static void gc_wheel_look_oldest(struct gc_run *g)
 static void gc_wheel_ahead(struct gc_run *g, const struct ct_wh *x)
 {
 	uint64_t idx;
-	unsigned pos = CT_WH_ROW;
+	unsigned pos;
 	struct ct_row *r;
 	struct gc_ahead *a;
 
@@ -1227,7 +1232,7 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 	if (grp >= h->n_groups)
 		grp = 0;
 	/* refs name rows in 27 bits (wheel.h): a larger table is scanned */
-	if (h->n_rows > (uint64_t)CT_WH_ROW_MASK + 1)
+	if (!ct_wheel_fits(h->n_rows))
 		g.wheel = false;
 	if (g.wheel) {
 		bool done = gc_wheel_step(&g);
@@ -1239,7 +1244,7 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 			goto end;
 		}
 	}
-	skip = (t->gc.lock == CT_GC_LOCK_DUE || t->gc.lock == CT_GC_LOCK_WHEEL) && !g.pressure;
+	skip = gc_scan_policy(t) == CT_GC_LOCK_DUE && !g.pressure;
 	for (;;) {
 		bool go_on;
 

@@ -300,13 +300,13 @@ unsigned ct_htab_ovf_unlink_empty(struct ct_htab *h, struct ct_row *head,
 	 * empty rows after the last one that holds an entry */
 	if (tail_only)
 		for (r = ct_row_next(head); r; r = ct_row_next(r))
-			if (ct_row_empty(r) != (1u << CT_ROW_SLOTS) - 1)
+			if (!ct_row_holds_none(r))
 				prev = r;
 	for (r = ct_row_next(prev); r; r = ct_row_next(prev)) {
 		struct ct_ovf_retire *b = *batch;
 		uintptr_t v;
 
-		if (ct_row_empty(r) != (1u << CT_ROW_SLOTS) - 1) {
+		if (!ct_row_holds_none(r)) {
 			prev = r;
 			continue;
 		}
@@ -334,19 +334,6 @@ unsigned ct_htab_ovf_unlink_empty(struct ct_htab *h, struct ct_row *head,
 		atomic_fetch_sub_explicit(&h->ovf->live, 1, memory_order_relaxed);
 	}
 	return n;
-}
-
-enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *head,
-				       struct ct_conn *c, uint64_t hash,
-				       const struct ct_tuple *inv,
-				       uint32_t max_chain,
-				       struct ct_conn **clash, bool *lowered)
-{
-	struct ct_tuple key;
-
-	ct_conn_tuple(c, &key);
-	return ct_htab_insert_locked_inline(h, head, c, hash, &key, inv,
-					    max_chain, clash, lowered, NULL);
 }
 
 bool ct_htab_place_locked(struct ct_htab *h, struct ct_row *head, uint64_t s,
@@ -404,15 +391,12 @@ bool ct_htab_remove_locked(struct ct_row *head, const struct ct_conn *c)
 	return false;
 }
 
-bool ct_htab_lower_due(struct ct_htab *h, uint64_t idx, uint64_t due)
+void ct_htab_lower_due(struct ct_htab *h, uint64_t idx, uint64_t due)
 {
-	bool lowered;
-
 	ct_slot_due_dirty(h, idx);
-	lowered = ct_due_lower(&h->rows[idx].due_inv, due);
+	ct_due_lower(&h->rows[idx].due_inv, due);
 	ct_due_lower(&h->sub_due_inv[idx / CT_SUB_ROWS], due);
 	ct_due_lower(&h->group_due_inv[idx / CT_GROUP_ROWS], due);
-	return lowered;
 }
 
 unsigned ct_row_count(const struct ct_row *r)

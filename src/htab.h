@@ -252,6 +252,12 @@ static inline unsigned ct_row_empty(const struct ct_row *r)
 	return m;
 }
 
+/* ct_row_holds_none - whether no slot of @r holds an entry. */
+static inline bool ct_row_holds_none(const struct ct_row *r)
+{
+	return ct_row_empty(r) == (1u << CT_ROW_SLOTS) - 1;
+}
+
 struct ct_htab *ct_htab_new(uint64_t n_rows);
 void ct_htab_free(struct ct_htab *h);
 
@@ -339,20 +345,6 @@ enum ct_htab_ins {
 };
 
 /*
- * ct_htab_insert_locked - with row @r (head of @h's row for c->hash)
- * locked, check for a live entry equal to @c's tuple or its inverse @inv
- * (NULL: swapped, as for ct_htab_find) (returned in *clash), then store @c.
- * Lowers the row's and its sub's due time to c->expires, in that order
- * (the caller lowers the group's after unlocking); *@lowered says whether
- * the row's bound took c->expires (the caller tells the wheel, wheel.h).
- */
-enum ct_htab_ins ct_htab_insert_locked(struct ct_htab *h, struct ct_row *r,
-				       struct ct_conn *c, uint64_t hash,
-				       const struct ct_tuple *inv,
-				       uint32_t max_chain,
-				       struct ct_conn **clash, bool *lowered);
-
-/*
  * ct_htab_place_locked - with row @head of @h locked (the head of the row
  * for the entry's hash), store slot value @s (an entry's slot from the
  * previous generation, signature included) in the chain's first free
@@ -372,8 +364,8 @@ bool ct_htab_remove_locked(struct ct_row *r, const struct ct_conn *c);
 
 /* A timeout was shortened: mark row @idx's slot bounds dirty, then lower
  * its, its sub's and its group's due bound to @due, in that order
- * (lock-free).  Returns true when the row's bound took @due (wheel.h). */
-bool ct_htab_lower_due(struct ct_htab *h, uint64_t idx, uint64_t due);
+ * (lock-free).  The caller tells the wheel (wheel.h) when it is on. */
+void ct_htab_lower_due(struct ct_htab *h, uint64_t idx, uint64_t due);
 
 /* Due words hold ~due; these read, lower and set them (seq_cst: see gc.c). */
 static inline uint64_t ct_due_get(_Atomic uint64_t *p)
@@ -382,7 +374,7 @@ static inline uint64_t ct_due_get(_Atomic uint64_t *p)
 }
 
 /* Returns true when this call's store took effect (the word now holds
- * @due, lowered by us): the collector's wheel (wheel.h) is told of it. */
+ * @due, lowered by us). */
 static inline bool ct_due_lower(_Atomic uint64_t *p, uint64_t due)
 {
 	uint64_t inv = ~due;
@@ -428,6 +420,13 @@ static inline uint16_t ct_slot_due_enc(uint64_t exp)
 	return (uint16_t)(exp >> CT_SLOT_DUE_SHIFT);
 }
 
+/* ct_slot_due_dist - slot bound @v, decoded against unit @du, is unit
+ * @du + this distance (below). */
+static inline uint32_t ct_slot_due_dist(uint64_t du, uint16_t v)
+{
+	return (uint16_t)(v - (uint16_t)du);
+}
+
 /*
  * ct_slot_due_lower - the lower bound that slot bound @v gives, decoded
  * against its row's bound @d (htab.h's top comment says why it is one):
@@ -438,11 +437,52 @@ static inline uint16_t ct_slot_due_enc(uint64_t exp)
 static inline uint64_t ct_slot_due_lower(uint64_t d, uint16_t v)
 {
 	uint64_t du = d >> CT_SLOT_DUE_SHIFT;
-	uint64_t u = du + (uint16_t)(v - (uint16_t)du);
+	uint64_t u = du + ct_slot_due_dist(du, v);
 
 	if (d == CT_DUE_NEVER || u >= (UINT64_MAX >> CT_SLOT_DUE_SHIFT))
 		return 0;
 	return u << CT_SLOT_DUE_SHIFT;
+}
+
+/*
+ * The same decoding for a loop over a row's slots, in units.
+ * ct_slot_due_base - the unit *@du of row bound @d that bounds decode
+ * against; false when @d cannot serve (never, or so late that a decoded
+ * unit could overflow): every entry is then read.
+ * ct_slot_due_lim - the greatest distance due at @now.
+ */
+static inline bool ct_slot_due_base(uint64_t d, uint64_t *du)
+{
+	*du = d >> CT_SLOT_DUE_SHIFT;
+	return d != CT_DUE_NEVER && *du < (UINT64_MAX >> CT_SLOT_DUE_SHIFT) - 0xffff;
+}
+
+static inline int64_t ct_slot_due_lim(uint64_t du, uint64_t now)
+{
+	return (int64_t)(now >> CT_SLOT_DUE_SHIFT) - (int64_t)du;
+}
+
+/*
+ * ct_slot_bound_new - slot word @sv of a new entry expiring at @exp, at
+ * chain position @pos in row @r of head @head (row lock held).  With
+ * @pos_out (the wheel is on) the slot's bound is written and marked, and
+ * *@pos_out is @pos - or -1 past CT_SLOT_HANDLE_MAX_POS, where no bound
+ * is written (wheel.h: a row handle must name it).
+ */
+static inline uint64_t ct_slot_bound_new(const struct ct_htab *h, const struct ct_row *head,
+					 const struct ct_row *r, unsigned pos, uint64_t exp,
+					 uint64_t sv, int *pos_out)
+{
+	if (!pos_out)
+		return sv;
+	if (pos > CT_SLOT_HANDLE_MAX_POS) {
+		*pos_out = -1;
+		return sv;
+	}
+	atomic_store_explicit(&ct_row_slot_due(h, head, r)[pos % CT_ROW_SLOTS],
+			      ct_slot_due_enc(exp), memory_order_relaxed);
+	*pos_out = (int)pos;
+	return sv | CT_SLOT_BOUND;
 }
 
 /* Mark head row @idx's slot bounds as possibly too high (a timeout was
@@ -503,9 +543,14 @@ unsigned ct_htab_ovf_unlink_empty(struct ct_htab *h, struct ct_row *head,
 void ct_ovf_retire_flush(struct ct_ovf_retire **batch,
 			 const struct rcu_flavor_struct *rcu);
 
-/* ct_htab_insert_locked, inline for the creation path (track.c; other
- * callers take the out-of-line copy), which passes the tuple @c was made
- * from as @key (the entries in the row are compared with it).  With
+/*
+ * ct_htab_insert_locked_inline - with row @head (head of @h's row for
+ * @hash) locked, check for a live entry equal to @key (the tuple @c was
+ * made from) or its inverse @inv (NULL: swapped, as for ct_htab_find)
+ * (returned in *@clash), then store @c.  Lowers the row's and its sub's
+ * due time to c->expires, in that order (the caller lowers the group's
+ * after unlocking, and tells the wheel, wheel.h, when it is on).  Inline:
+ * the creation path (track.c) is its one caller.  With
  * @pos_out (the wheel is on) the new slot's bound is written and marked,
  * and *@pos_out is its position in the chain, or -1 past CT_WH_MAX_POS
  * (wheel.h): a slot handle names it, or a row handle must. */
@@ -514,7 +559,7 @@ ct_htab_insert_locked_inline(struct ct_htab *h, struct ct_row *head,
 			     struct ct_conn *c, uint64_t hash,
 			     const struct ct_tuple *key,
 			     const struct ct_tuple *inv, uint32_t max_chain,
-			     struct ct_conn **clash, bool *lowered, int *pos_out)
+			     struct ct_conn **clash, int *pos_out)
 {
 	uint64_t sig = ct_slot_sig(hash);
 	/* read before c is published (migration: c is live, and its
@@ -566,17 +611,9 @@ ct_htab_insert_locked_inline(struct ct_htab *h, struct ct_row *head,
 		struct ct_row *o = ct_htab_ovf_new(h);
 		if (!o)
 			return CT_INS_NOMEM;
-		uint64_t sv = ct_slot_make(c, hash);
-		unsigned pos = rows * CT_ROW_SLOTS;
+		uint64_t sv = ct_slot_bound_new(h, head, o, rows * CT_ROW_SLOTS, exp,
+						ct_slot_make(c, hash), pos_out);
 
-		if (pos_out && pos <= CT_SLOT_HANDLE_MAX_POS) {
-			atomic_store_explicit(&ct_row_slot_due(h, head, o)[0],
-					      ct_slot_due_enc(exp), memory_order_relaxed);
-			sv |= CT_SLOT_BOUND;
-			*pos_out = (int)pos;
-		} else if (pos_out) {
-			*pos_out = -1;
-		}
 		atomic_store_explicit(&o->slot[0], sv, memory_order_relaxed);
 		/* publish the filled overflow row at the end of the chain,
 		 * keeping last's flag bits (the head's lock bit included) */
@@ -584,19 +621,12 @@ ct_htab_insert_locked_inline(struct ct_htab *h, struct ct_row *head,
 		atomic_store_explicit(&last->next, (uintptr_t)o | (v & CT_ROW_FLAGS),
 				      memory_order_release);
 	} else {
-		uint64_t sv = ct_slot_make(c, hash);
+		uint64_t sv = ct_slot_bound_new(h, head, free_row, free_pos, exp,
+						ct_slot_make(c, hash), pos_out);
 
-		if (pos_out && free_pos <= CT_SLOT_HANDLE_MAX_POS) {
-			atomic_store_explicit(&ct_row_slot_due(h, head, free_row)[free_pos % CT_ROW_SLOTS],
-					      ct_slot_due_enc(exp), memory_order_relaxed);
-			sv |= CT_SLOT_BOUND;
-			*pos_out = (int)free_pos;
-		} else if (pos_out) {
-			*pos_out = -1;
-		}
 		atomic_store_explicit(free_slot, sv, memory_order_release);
 	}
-	*lowered = ct_due_lower(&head->due_inv, exp);
+	ct_due_lower(&head->due_inv, exp);
 	ct_due_lower(&h->sub_due_inv[(uint64_t)(head - h->rows) / CT_SUB_ROWS], exp);
 	return CT_INS_OK;
 }

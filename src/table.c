@@ -474,20 +474,19 @@ void ct_conn_due_lowered(struct ct_thread *thr, struct ct_conn *c)
 	struct ct_htab *h = atomic_load_explicit(&t->htab, memory_order_acquire);
 	struct ct_htab *f = atomic_load_explicit(&h->future, memory_order_acquire);
 	uint64_t exp;
-	bool lowered;
 
 	/* the store of c->expires must be ordered before the loads of the
 	 * bounds (gc.c explains the pairing) */
 	atomic_thread_fence(memory_order_seq_cst);
 	exp = __atomic_load_n(&c->expires, __ATOMIC_RELAXED);
-	/* a handle is a hash: one for either generation will do (and a
-	 * resize's end seeds the wheel again anyway) */
-	lowered = ct_htab_lower_due(h, ct_row_index(c->hash, h->n_rows), exp);
-
-	if (f && ct_htab_lower_due(f, ct_row_index(c->hash, f->n_rows), exp))
-		lowered = true;
-	if (lowered || atomic_load_explicit(&t->wheel_on, memory_order_relaxed))
-		ct_wheel_note(thr, c->hash, exp);
+	ct_htab_lower_due(h, ct_row_index(c->hash, h->n_rows), exp);
+	if (f)
+		ct_htab_lower_due(f, ct_row_index(c->hash, f->n_rows), exp);
+	/* a row handle whether or not a bound was lowered: slot visits
+	 * leave row bounds low, so the row's last handle may be long gone
+	 * (wheel.h).  A handle is a hash: one for either generation will do
+	 * (and a resize's end seeds the wheel again anyway) */
+	ct_wheel_note(thr, c->hash, exp);
 }
 
 /* ---- online resize ---- */

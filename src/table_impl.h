@@ -199,51 +199,45 @@ struct ct_table {
 bool ct_wheel_ring_self_drain(struct ct_thread *thr);
 
 /*
- * ct_wheel_note - @thr lowered the bound of the row of @hash to @due and
- * its store took effect: queue a handle on the thread's ring for the
- * collector's wheel (wheel.h), or, the ring being full, have the wheel
- * seeded again.  Release: a collector that sees the flag sees the bound.
- */
-static inline void ct_wheel_note(struct ct_thread *thr, uint64_t hash, uint64_t due)
-{
-	struct ct_table *t = thr->t;
-
-	if (!atomic_load_explicit(&t->wheel_on, memory_order_relaxed))
-		return;
-	/* A walk is due anyway: it will read this row's bound, which we
-	 * stored before this load (seq_cst both, and the collector clears
-	 * the flag with a seq_cst exchange before its walk reads the rows).
-	 * Nor is the flag written again while it is set: threads that
-	 * create while no collector drains their rings would otherwise
-	 * pass its line between them at every insert into an empty row. */
-	if (atomic_load_explicit(&t->wheel_reseed, memory_order_seq_cst))
-		return;
-	if (!ct_wheel_ring_put(&thr->ring, (uint32_t)hash, due) &&
-	    !(ct_wheel_ring_self_drain(thr) &&
-	      ct_wheel_ring_put(&thr->ring, (uint32_t)hash, due)))
-		atomic_store_explicit(&t->wheel_reseed, true, memory_order_seq_cst);
-}
-
-/*
  * ct_wheel_note_slot - @thr inserted an entry at ref @key of generation
  * @gen, expiring at @due, and wrote its slot bound: queue the slot handle
- * (wheel.h).  Every insert queues one, so a ring fills whenever the
- * collector lags by CT_WHEEL_RING inserts; the thread then empties its
- * own ring into the wheel if the collector is not running (one trylock,
- * ~CT_WHEEL_RING short pushes), and only a collector busy at that moment
- * makes it fall back to the reseed flag.
+ * (wheel.h); with @gen 0, @key is a hash of an entry of the row (a row
+ * handle, ct_wheel_note).  Every insert queues one, so a ring fills
+ * whenever the collector lags by CT_WHEEL_RING inserts; the thread then
+ * empties its own ring into the wheel if the collector is not running
+ * (one trylock, ~CT_WHEEL_RING short pushes), and only a collector busy
+ * at that moment makes it fall back to the reseed flag.  Release: a
+ * collector that sees the flag sees the bound.  The caller has seen the
+ * wheel on.
  */
 static inline void ct_wheel_note_slot(struct ct_thread *thr, uint32_t key, uint32_t gen,
 				      uint64_t due)
 {
 	struct ct_table *t = thr->t;
 
+	/* A walk is due anyway: it will read this row's bounds, which we
+	 * stored before this load (seq_cst both, and the collector clears
+	 * the flag with a seq_cst exchange before its walk reads the rows).
+	 * Nor is the flag written again while it is set: threads that
+	 * create while no collector drains their rings would otherwise
+	 * pass its line between them at every insert. */
 	if (atomic_load_explicit(&t->wheel_reseed, memory_order_seq_cst))
 		return;
 	if (!ct_wheel_ring_put_slot(&thr->ring, key, gen, due) &&
 	    !(ct_wheel_ring_self_drain(thr) &&
 	      ct_wheel_ring_put_slot(&thr->ring, key, gen, due)))
 		atomic_store_explicit(&t->wheel_reseed, true, memory_order_seq_cst);
+}
+
+/*
+ * ct_wheel_note - a row handle for the row of @hash at @due (a timeout
+ * shortened, an entry past the slot handles' positions), if the wheel
+ * is on.
+ */
+static inline void ct_wheel_note(struct ct_thread *thr, uint64_t hash, uint64_t due)
+{
+	if (atomic_load_explicit(&thr->t->wheel_on, memory_order_relaxed))
+		ct_wheel_note_slot(thr, (uint32_t)hash, 0, due);
 }
 
 /*

@@ -521,7 +521,7 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 	struct ct_row *r;
 	enum ct_htab_ins res;
 	uint8_t new_state;
-	bool lowered = false, wheel;
+	bool wheel;
 	int pos = -1;
 
 	c = ct_slab_alloc(&ns->slabs[cls], mag);
@@ -602,7 +602,7 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 	for (;;) {
 		r = ct_table_lock_row(t, k->hash, &h);
 		res = ct_htab_insert_locked_inline(h, r, c, k->hash, k->key, k->inv,
-						   t->cfg.max_chain, &clash, &lowered,
+						   t->cfg.max_chain, &clash,
 						   wheel ? &pos : NULL);
 		ct_row_unlock(r);
 		if (res != CT_INS_MOVED)
@@ -643,11 +643,11 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 	 * may be changing it (a longer one needs no lower bound, a shorter
 	 * one is lowered by whoever set it) */
 	ct_due_lower(&h->group_due_inv[(uint64_t)(r - h->rows) / CT_GROUP_ROWS], exp);
-	if (wheel && pos >= 0 && h->n_rows <= (uint64_t)CT_WH_ROW_MASK + 1)
+	if (wheel && pos >= 0 && ct_wheel_fits(h->n_rows))
 		ct_wheel_note_slot(thr, (uint32_t)(r - h->rows) | (uint32_t)pos << CT_WH_POS_SHIFT,
 				   h->gen, exp);
-	else if (lowered || wheel)
-		ct_wheel_note(thr, k->hash, exp);
+	else if (wheel)
+		ct_wheel_note(thr, k->hash, exp);   /* past the slot handles */
 	note_due(thr, exp);
 	ct_thread_count_add(thr, 1);
 	/* this thread's shard of the namespace (struct ct_ns_shard) */

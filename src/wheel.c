@@ -102,21 +102,14 @@ void ct_wheel_push_slow(struct ct_wheel *w, uint32_t ref, uint32_t t,
 		p = w->base >> level_shift(l);
 		/* x > p: the level below did not fit (wheel.h) */
 		if (x - p < CT_WHEEL_BUCKETS) {
-			uint64_t i = x % CT_WHEEL_BUCKETS;
-
-			w->occ[l][i / 64] |= 1ull << (i % 64);
-			ct_wheel_list_push(w, &w->b[l][i], ref, t);
+			ct_wheel_bucket_push(w, l, x % CT_WHEEL_BUCKETS, ref, t);
 			return;
 		}
 	}
 	/* beyond the top level: its last bucket, taken early and queued
 	 * again */
-	{
-		uint64_t i = (p + CT_WHEEL_BUCKETS - 1) % CT_WHEEL_BUCKETS;
-
-		w->occ[CT_WHEEL_LEVELS - 1][i / 64] |= 1ull << (i % 64);
-		ct_wheel_list_push(w, &w->b[CT_WHEEL_LEVELS - 1][i], ref, t);
-	}
+	ct_wheel_bucket_push(w, CT_WHEEL_LEVELS - 1, (p + CT_WHEEL_BUCKETS - 1) % CT_WHEEL_BUCKETS,
+			     ref, t);
 }
 
 void ct_wheel_advance(struct ct_wheel *w, uint64_t now)

@@ -115,6 +115,13 @@ struct ct_wring_ent {
 #define CT_WH_ROW 31u
 #define CT_WH_MAX_POS 30u
 
+/* Whether a table of @n_rows rows can be named by refs (else the
+ * collector scans it, and its inserts queue no slot handle). */
+static inline bool ct_wheel_fits(uint64_t n_rows)
+{
+	return n_rows <= (uint64_t)CT_WH_ROW_MASK + 1;
+}
+
 /* the wheel starts over (a reseed) when now is this many units past its
  * epoch: handle times then still reach 2^30 units (~13 days) ahead */
 #define CT_WHEEL_EPOCH_RENEW (3ull << 30)
@@ -193,13 +200,6 @@ static inline bool ct_wheel_ring_put_slot(struct ct_wheel_ring *r, uint32_t key,
 	return true;
 }
 
-/* ct_wheel_ring_put - a row handle by @hash of an entry of the row. */
-static inline bool ct_wheel_ring_put(struct ct_wheel_ring *r, uint32_t hash,
-				     uint64_t due)
-{
-	return ct_wheel_ring_put_slot(r, hash, 0, due);
-}
-
 /* Collector (gc_lock held): move what @r holds into @w, as refs into the
  * generation it is seeded for (a handle for another is dropped). */
 void ct_wheel_ring_drain(struct ct_wheel *w, struct ct_wheel_ring *r);
@@ -258,6 +258,15 @@ static inline void ct_wheel_list_push(struct ct_wheel *w, struct ct_wheel_blk **
 	w->handles++;
 }
 
+/* Collector: append (@ref, @t) to bucket @i of level @l, marking the
+ * bucket as holding handles. */
+static inline void ct_wheel_bucket_push(struct ct_wheel *w, unsigned l, uint64_t i,
+					uint32_t ref, uint32_t t)
+{
+	w->occ[l][i / 64] |= 1ull << (i % 64);
+	ct_wheel_list_push(w, &w->b[l][i], ref, t);
+}
+
 void ct_wheel_push_slow(struct ct_wheel *w, uint32_t ref, uint32_t t,
 			uint64_t due, bool now_ok);
 
@@ -283,10 +292,7 @@ static inline void ct_wheel_push_t(struct ct_wheel *w, uint32_t ref, uint32_t t,
 		}
 		/* x > p */
 		if (x - p < CT_WHEEL_BUCKETS) {
-			uint64_t i = x % CT_WHEEL_BUCKETS;
-
-			w->occ[0][i / 64] |= 1ull << (i % 64);
-			ct_wheel_list_push(w, &w->b[0][i], ref, t);
+			ct_wheel_bucket_push(w, 0, x % CT_WHEEL_BUCKETS, ref, t);
 			return;
 		}
 	}
