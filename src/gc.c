@@ -242,20 +242,26 @@ static void gc_yield(struct gc_run *g)
  * so once per group.  (The every-row policy yields inside the group
  * loop.)  Returns false when the slice must end.
  */
-static bool gc_after_rows(struct gc_run *g, uint64_t rows)
+static bool gc_after_clock(struct gc_run *g)
+{
+	uint64_t now = mono_ns();
+
+	g->since_clock = 0;
+	if (now - g->last_yield >= g->t->gc.yield_ns) {
+		gc_yield(g);
+		g->last_yield = now;
+	}
+	if (g->deadline && now >= g->deadline)
+		return false;
+	return !g->stopped;
+}
+
+/* inline: the wheel calls it once per handle */
+static inline bool gc_after_rows(struct gc_run *g, uint64_t rows)
 {
 	if (g->t->gc.yield != CT_GC_YIELD_EVERY_ROW &&
-	    (g->since_clock += (unsigned)rows) >= 64) {
-		uint64_t now = mono_ns();
-
-		g->since_clock = 0;
-		if (now - g->last_yield >= g->t->gc.yield_ns) {
-			gc_yield(g);
-			g->last_yield = now;
-		}
-		if (g->deadline && now >= g->deadline)
-			return false;
-	}
+	    (g->since_clock += (unsigned)rows) >= 64)
+		return gc_after_clock(g);
 	return !g->stopped;
 }
 

@@ -153,19 +153,37 @@ void ct_wheel_unpop(struct ct_wheel *w, struct ct_wheel_blk *l)
 	list_splice(&w->pending, l);
 }
 
+/*
+ * Most handles on a ring are for a level-0 bucket after base's (a timeout
+ * of seconds): for those the bucket is found from the ns time directly,
+ * without ct_wheel_push's round trip through the handle's unit.  A time
+ * whose level-0 bucket is after base's is after base, and past the
+ * epoch (which is before base), so its unit counted from the epoch is
+ * the handle's time as ct_wheel_t gives it when it fits in 32 bits.
+ */
 void ct_wheel_ring_drain(struct ct_wheel *w, struct ct_wheel_ring *r)
 {
 	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
 	uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
+	uint64_t b1 = (w->base >> CT_WHEEL_SHIFT0) + 1, ep = w->epoch;
+	uint32_t gen = w->gen;
 
 	for (; h != t; h++) {
 		const struct ct_wring_ent *x = &r->buf[h % CT_WHEEL_RING];
+		uint64_t due = x->due, d, u;
+		uint32_t ref = x->key;
 
 		if (!x->gen)
-			ct_wheel_push(w, (uint32_t)ct_row_index(x->key, w->n_rows) |
-					 CT_WH_ROW << CT_WH_POS_SHIFT, x->due, true);
-		else if (x->gen == w->gen)
-			ct_wheel_push(w, x->key, x->due, true);
+			ref = (uint32_t)ct_row_index(ref, w->n_rows) |
+			      CT_WH_ROW << CT_WH_POS_SHIFT;
+		else if (x->gen != gen)
+			continue;
+		d = (due >> CT_WHEEL_SHIFT0) - b1;
+		u = (due >> CT_WH_UNIT_SHIFT) - ep;
+		if (__builtin_expect(d < CT_WHEEL_BUCKETS - 1 && u <= UINT32_MAX, 1))
+			ct_wheel_bucket_push(w, 0, (b1 + d) % CT_WHEEL_BUCKETS, ref, (uint32_t)u);
+		else
+			ct_wheel_push(w, ref, due, true);
 	}
 	atomic_store_explicit(&r->head, h, memory_order_release);
 }
