@@ -186,10 +186,13 @@ struct gc_run {
 
 /*
  * Credit the namespace of the last removals with them: one atomic add per
- * counter per run of removals from one namespace, instead of per entry.
- * The namespace stays allocated meanwhile: each removed entry holds a
- * reference until its batch is freed, a grace period after it was queued,
- * and gc_yield() flushes before it offers a quiescent state.
+ * counter per run of removals from one namespace, instead of per entry,
+ * and so for the references the removed entries hold on it until their
+ * batch is freed (ct_table_queue_free_noref).  The namespace stays
+ * allocated meanwhile: its published reference is dropped a grace period
+ * after a teardown, and the removals' batches are freed a grace period
+ * after they were queued, and gc_yield() flushes before it offers a
+ * quiescent state, ct_gc_step before its read-side section ends.
  */
 static void gc_ns_flush(struct gc_run *g)
 {
@@ -197,6 +200,8 @@ static void gc_ns_flush(struct gc_run *g)
 
 	if (!ns)
 		return;
+	atomic_fetch_add_explicit(&ns->refs, g->ns_expired + g->ns_early,
+				  memory_order_relaxed);
 	if (g->ns_expired)
 		CT_NS_ADD(g->thr, ns, expired, g->ns_expired);
 	if (g->ns_early)
@@ -496,7 +501,7 @@ static void gc_victims(struct gc_run *g, struct ct_conn **victims, const uint8_t
 			g->ns_expired++;
 		}
 		ct_thread_count_add(thr, -1);
-		ct_table_queue_free(thr, c);
+		ct_table_queue_free_noref(thr, c);   /* gc_ns_flush adds it */
 	}
 	g->res->expired += n;
 }

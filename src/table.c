@@ -372,9 +372,15 @@ void ct_thread_flush_frees(struct ct_thread *thr)
 void ct_table_queue_free(struct ct_thread *thr, struct ct_conn *c)
 {
 	struct ct_ns *ns = ct_slab_chunk_of(c)->slab->owner;
-	struct ct_free_batch *b = thr->pending;
 
 	atomic_fetch_add_explicit(&ns->refs, 1, memory_order_relaxed);
+	ct_table_queue_free_noref(thr, c);
+}
+
+void ct_table_queue_free_noref(struct ct_thread *thr, struct ct_conn *c)
+{
+	struct ct_free_batch *b = thr->pending;
+
 	if (!b) {
 		b = malloc(sizeof(*b));
 		if (!b) {

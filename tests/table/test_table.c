@@ -1984,6 +1984,51 @@ static void test_batched_teardown_removes_only_the_batch(void **state)
 	teardown_f(f);
 }
 
+/* Entries the collector removed hold their namespace until they are
+ * freed, a grace period later: a namespace torn down in between is freed
+ * once, after them (the collector takes a run's references at once,
+ * gc_ns_flush; under ASan a missing one is a use after free or a leak). */
+static void test_collected_entries_hold_a_torn_down_namespace_until_freed(void **state)
+{
+	struct fixture *f = setup_default();
+	struct ct_gc_result res;
+	struct ct_verdict v;
+	struct ct_stats st;
+	uint16_t id = 7;
+
+	(void)state;
+	ct_table_set_event_handler(f->t, NULL, NULL);
+	for (int round = 0; round < 3; round++) {
+		ct_time_ns t0 = (ct_time_ns)round * 100 * SEC;
+
+		assert_int_equal(ct_ns_create(f->t, id, NULL), 0);
+		/* more than one free batch (64), and a zone-0 flow between */
+		for (uint16_t i = 0; i < 150; i++) {
+			struct ct_packet p = udp4(0x0a000001, 0x0a000002, (uint16_t)(1000 + i), 53);
+			p.tuple.zone = id;
+			ct_process(f->thr, &p, t0, &v);
+			assert_int_equal(v.cls, CT_V_NEW);
+		}
+		{
+			struct ct_packet p = udp4(0x0a000009, 0x0a000002, (uint16_t)(2000 + round), 53);
+			ct_process(f->thr, &p, t0, &v);
+			assert_int_equal(v.cls, CT_V_NEW);
+		}
+		/* UDP's 30 s: all 151 are due at t0 + 60 s */
+		assert_int_equal(ct_gc_step(f->thr, t0 + 60 * SEC, 0, &res), 0);
+		assert_true(res.pass_done);
+		assert_int_equal(res.expired, 151);
+		assert_int_equal(ct_ns_get_stats(f->t, id, &st), 0);
+		assert_int_equal(st.count, 0);
+		assert_int_equal(st.expired, 150);
+		/* torn down while its 150 entries wait for their grace period */
+		assert_int_equal(ct_ns_destroy(f->thr, &id, 1, t0 + 60 * SEC, 0), 0);
+		assert_false(ct_ns_exists(f->t, id));
+	}
+	assert_int_equal(ct_table_count(f->t), 0);
+	teardown_f(f);
+}
+
 static void test_namespace_maximum_evicts_within_the_namespace(void **state)
 {
 	struct fixture *f = setup_default();
@@ -2292,6 +2337,7 @@ int main(void)
 		cmocka_unit_test(test_namespace_count_sums_the_shards_of_every_thread),
 		cmocka_unit_test(test_burst_prefetch_reaches_every_extension_an_entry_has),
 		cmocka_unit_test(test_batched_teardown_removes_only_the_batch),
+		cmocka_unit_test(test_collected_entries_hold_a_torn_down_namespace_until_freed),
 		cmocka_unit_test(test_namespace_maximum_evicts_within_the_namespace),
 		cmocka_unit_test(test_mark_and_labels_set_by_the_application_are_kept_and_reported),
 		cmocka_unit_test(test_labels_need_room_reserved_at_creation),
