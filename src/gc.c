@@ -461,49 +461,53 @@ keep:
 	return ct_due_get(&head->due_inv);
 }
 
-/* The removed entries of one locked visit, after the unlock: events,
- * counters, queued freeing. */
-static void gc_victims(struct gc_run *g, struct ct_conn **victims, const uint8_t *early,
-		       const struct ct_conn_info *infos, unsigned n)
+/* One removed entry, after the unlock: its event (@ci: its fields read
+ * under its lock, or NULL: read now), counters, queued freeing.  Inline:
+ * a slot handle's visit removes one entry (gc_slot). */
+static inline __attribute__((always_inline)) void
+gc_victim(struct gc_run *g, struct ct_conn *c, bool early, const struct ct_conn_info *ci)
 {
 	struct ct_thread *thr = g->thr;
 	struct ct_table *t = g->t;
-	bool events = ct_events_on(t);
+	struct ct_ns *ns = ct_slab_chunk_of(c)->slab->owner;
 
-	for (unsigned i = 0; i < n; i++) {
-		struct ct_conn *c = victims[i];
-		struct ct_ns *ns = ct_slab_chunk_of(c)->slab->owner;
-		enum ct_destroy_cause cause = early[i] ? CT_DESTROY_EARLY_DROP
-						       : CT_DESTROY_TIMEOUT;
+	if (ct_events_on(t)) {
+		struct ct_conn_info late;
 
-		if (events) {
-			struct ct_conn_info late;
-			const struct ct_conn_info *ci = infos && i < 8 ? &infos[i] : NULL;
-			if (!ci) {
-				ct_conn_lock(c);
-				ct_conn_fill_info(t, c, &late);
-				ct_conn_unlock(c);
-				ci = &late;
-			}
-			ct_event_emit(t, CT_EV_DESTROY, CT_EVW_DESTROY, cause, g->now, ci);
+		if (!ci) {
+			ct_conn_lock(c);
+			ct_conn_fill_info(t, c, &late);
+			ct_conn_unlock(c);
+			ci = &late;
 		}
-		if (ns != g->ns) {
-			gc_ns_flush(g);
-			g->ns = ns;
-		}
-		/* each removal is counted once, under one cause (stats.h),
-		 * as track.c's early_drop() does */
-		if (early[i]) {
-			CT_CTR_INC(thr, early_drop);
-			g->ns_early++;
-		} else {
-			CT_CTR_INC(thr, expired);
-			g->ns_expired++;
-		}
-		ct_thread_count_add(thr, -1);
-		ct_table_queue_free_noref(thr, c);   /* gc_ns_flush adds it */
+		ct_event_emit(t, CT_EV_DESTROY, CT_EVW_DESTROY,
+			      early ? CT_DESTROY_EARLY_DROP : CT_DESTROY_TIMEOUT, g->now, ci);
 	}
-	g->res->expired += n;
+	if (ns != g->ns) {
+		gc_ns_flush(g);
+		g->ns = ns;
+	}
+	/* each removal is counted once, under one cause (stats.h), as
+	 * track.c's early_drop() does */
+	if (early) {
+		CT_CTR_INC(thr, early_drop);
+		g->ns_early++;
+	} else {
+		CT_CTR_INC(thr, expired);
+		g->ns_expired++;
+	}
+	ct_thread_count_add(thr, -1);
+	ct_table_queue_free_noref(thr, c);   /* gc_ns_flush adds the reference */
+	g->res->expired++;
+}
+
+/* The removed entries of one locked row visit (gc_row), after the
+ * unlock; the first 8 have @infos (when events are on). */
+static void gc_victims(struct gc_run *g, struct ct_conn **victims, const uint8_t *early,
+		       const struct ct_conn_info *infos, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++)
+		gc_victim(g, victims[i], early[i], infos && i < 8 ? &infos[i] : NULL);
 }
 
 /* Whether slot @s with bound @sd is the one a slot handle of time @ht
@@ -540,8 +544,6 @@ static void gc_slot(struct gc_run *g, struct ct_row *head, unsigned pos, uint32_
 	struct ct_table *t = g->t;
 	struct ct_htab *h = g->h;
 	uint32_t key = (uint32_t)(head - h->rows) | pos << CT_WH_POS_SHIFT;
-	struct ct_conn *victims[1];
-	uint8_t early[1] = {0};
 	struct ct_conn_info info;
 	bool have_info = false;
 	unsigned k = pos % CT_ROW_SLOTS;
@@ -590,8 +592,7 @@ static void gc_slot(struct gc_run *g, struct ct_row *head, unsigned pos, uint32_
 		g->res->ovf_rows_freed +=
 			ct_htab_ovf_unlink_empty(h, head, &g->ovf_batch, t->rcu, true);
 	ct_row_unlock(head);
-	victims[0] = c;
-	gc_victims(g, victims, early, have_info ? &info : NULL, 1);
+	gc_victim(g, c, false, have_info ? &info : NULL);
 	return;
 requeue:
 	atomic_store_explicit(&sd[k], ct_slot_due_enc(exp), memory_order_relaxed);

@@ -377,24 +377,19 @@ void ct_table_queue_free(struct ct_thread *thr, struct ct_conn *c)
 	ct_table_queue_free_noref(thr, c);
 }
 
-void ct_table_queue_free_noref(struct ct_thread *thr, struct ct_conn *c)
+void ct_table_queue_free_first(struct ct_thread *thr, struct ct_conn *c)
 {
-	struct ct_free_batch *b = thr->pending;
+	struct ct_free_batch *b = malloc(sizeof(*b));
 
 	if (!b) {
-		b = malloc(sizeof(*b));
-		if (!b) {
-			__atomic_store_n(&c->expires, (uint64_t)(uintptr_t)thr->orphans, __ATOMIC_RELAXED);
-			thr->orphans = c;
-			return;
-		}
-		b->n = 0;
-		b->chain = NULL;
-		thr->pending = b;
+		__atomic_store_n(&c->expires, (uint64_t)(uintptr_t)thr->orphans, __ATOMIC_RELAXED);
+		thr->orphans = c;
+		return;
 	}
-	b->conns[b->n++] = c;
-	if (b->n == CT_FREE_BATCH)
-		ct_thread_flush_frees(thr);
+	b->n = 1;
+	b->chain = NULL;
+	b->conns[0] = c;
+	thr->pending = b;
 }
 
 void ct_thread_fold_count(struct ct_thread *thr)

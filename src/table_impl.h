@@ -354,6 +354,8 @@ bool ct_conn_unlink(struct ct_thread *thr, struct ct_conn *c);
 /* The same, for a caller that holds the entry's lock. */
 bool ct_conn_unlink_locked(struct ct_thread *thr, struct ct_conn *c);
 void ct_thread_flush_frees(struct ct_thread *thr);
+/* ct_table_queue_free_noref's start of a batch (out of line: malloc). */
+void ct_table_queue_free_first(struct ct_thread *thr, struct ct_conn *c);
 /* Queue an unlinked entry to be freed after a grace period; it takes a
  * reference on the entry's namespace (dropped when the entry is freed). */
 void ct_table_queue_free(struct ct_thread *thr, struct ct_conn *c);
@@ -361,8 +363,20 @@ void ct_table_queue_free(struct ct_thread *thr, struct ct_conn *c);
  * but within the same read-side section as the unlink (the collector adds
  * a run's references at once, gc.c): until that section ends no grace
  * period can pass, so neither the entry's batch nor a teardown's
- * published reference can be dropped before the reference is there. */
-void ct_table_queue_free_noref(struct ct_thread *thr, struct ct_conn *c);
+ * published reference can be dropped before the reference is there.
+ * Inline: the collector calls it for every entry it removes. */
+static inline void ct_table_queue_free_noref(struct ct_thread *thr, struct ct_conn *c)
+{
+	struct ct_free_batch *b = thr->pending;
+
+	if (__builtin_expect(!b, 0)) {
+		ct_table_queue_free_first(thr, c);
+		return;
+	}
+	b->conns[b->n++] = c;
+	if (b->n == CT_FREE_BATCH)
+		ct_thread_flush_frees(thr);
+}
 /* Register / unregister the calling thread with the table's RCU flavour
  * (counted, so nesting is fine). */
 void ct_rcu_reg(struct ct_table *t);
