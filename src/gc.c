@@ -163,7 +163,8 @@ struct gc_run {
 	struct gc_due_row {
 		struct ct_row *row;
 		_Atomic uint64_t *sub, *group;
-		unsigned pos;          /* CT_WH_ROW, or a slot handle's */
+		uint32_t ref;          /* a slot handle's (wheel.h), or
+					* CT_WH_ROW << CT_WH_POS_SHIFT */
 		uint32_t t;            /* a slot handle's time (wheel units) */
 	} q[GC_QUEUE];
 	/* due subs whose rows are being prefetched, and due groups whose
@@ -173,9 +174,8 @@ struct gc_run {
 	/* rows of wheel handles whose lines are being prefetched */
 	unsigned a_head, a_n;
 	struct gc_ahead {
-		struct ct_row *row;
-		unsigned pos;
-		uint32_t t;
+		struct ct_row *row;    /* the ref's row */
+		uint32_t ref, t;       /* the handle's */
 	} ahead[GC_WHEEL_AHEAD];
 	/* empty overflow rows unlinked, waiting for call_rcu (htab.h) */
 	struct ct_ovf_retire *ovf_batch;
@@ -523,6 +523,12 @@ static inline bool gc_slot_matches(const struct ct_wheel *w, uint64_t s,
 		      (uint16_t)(w->epoch + ht);
 }
 
+/* The slot within its row of chain position @pos. */
+static inline unsigned gc_pos_slot(unsigned pos)
+{
+	return pos < CT_ROW_SLOTS ? pos : pos % CT_ROW_SLOTS;
+}
+
 /* The chain row of slot position @pos (NULL: the chain is shorter). */
 static struct ct_row *gc_chain_row(struct ct_row *head, unsigned pos)
 {
@@ -539,14 +545,14 @@ static struct ct_row *gc_chain_row(struct ct_row *head, unsigned pos)
  * entry left, or a later handle was queued for it).  A due entry is
  * removed; one refreshed since is queued again by its expiry.
  */
-static void gc_slot(struct gc_run *g, struct ct_row *head, unsigned pos, uint32_t ht)
+static void gc_slot(struct gc_run *g, struct ct_row *head, uint32_t key, uint32_t ht)
 {
 	struct ct_table *t = g->t;
 	struct ct_htab *h = g->h;
-	uint32_t key = (uint32_t)(head - h->rows) | pos << CT_WH_POS_SHIFT;
+	unsigned pos = key >> CT_WH_POS_SHIFT;
 	struct ct_conn_info info;
 	bool have_info = false;
-	unsigned k = pos % CT_ROW_SLOTS;
+	unsigned k = gc_pos_slot(pos);
 	struct ct_row *r;
 	_Atomic uint16_t *sd;
 	struct ct_conn *c;
@@ -608,8 +614,8 @@ static void gc_dequeue_row(struct gc_run *g)
 {
 	struct gc_due_row *q = &g->q[g->q_head];
 
-	if (q->pos != CT_WH_ROW) {
-		gc_slot(g, q->row, q->pos, q->t);
+	if (q->ref >> CT_WH_POS_SHIFT != CT_WH_ROW) {
+		gc_slot(g, q->row, q->ref, q->t);
 	} else {
 		uint64_t rd = gc_row(g, q->row);
 
@@ -660,7 +666,7 @@ static inline void gc_prefetch_conn(uint64_t s)
 /* Append (@r, @sub, @group, @pos, @t) to the due queue, collecting its
  * oldest first when it is full. */
 static void gc_queue_push(struct gc_run *g, struct ct_row *r, _Atomic uint64_t *sub,
-			  _Atomic uint64_t *group, unsigned pos, uint32_t t)
+			  _Atomic uint64_t *group, uint32_t ref, uint32_t t)
 {
 	struct gc_due_row *q;
 
@@ -670,7 +676,7 @@ static void gc_queue_push(struct gc_run *g, struct ct_row *r, _Atomic uint64_t *
 	q->row = r;
 	q->sub = sub;
 	q->group = group;
-	q->pos = pos;
+	q->ref = ref;
 	q->t = t;
 	g->q_n++;
 }
@@ -711,16 +717,16 @@ static void gc_queue_row(struct gc_run *g, struct ct_row *r, uint64_t rd,
 			__builtin_prefetch(o + 1, 1);
 		}
 	}
-	gc_queue_push(g, r, sub, group, CT_WH_ROW, 0);
+	gc_queue_push(g, r, sub, group, CT_WH_ROW << CT_WH_POS_SHIFT, 0);
 }
 
-/* Queue slot handle (@r's chain, @pos, time @t) whose slot holds @s: its
- * entry prefetched, collected GC_QUEUE finds later. */
-static void gc_queue_slot(struct gc_run *g, struct ct_row *r, unsigned pos, uint32_t t,
+/* Queue slot handle (@ref naming a slot of @r's chain, time @t) whose
+ * slot holds @s: its entry prefetched, collected GC_QUEUE finds later. */
+static void gc_queue_slot(struct gc_run *g, struct ct_row *r, uint32_t ref, uint32_t t,
 			  uint64_t s)
 {
 	gc_prefetch_conn(s);
-	gc_queue_push(g, r, NULL, NULL, pos, t);
+	gc_queue_push(g, r, NULL, NULL, ref, t);
 }
 
 /*
@@ -964,15 +970,16 @@ static void gc_wheel_look(struct gc_run *g, const struct gc_ahead *a)
 {
 	struct ct_wheel *w = &g->t->wheel;
 	struct ct_row *r = a->row;
-	uint32_t ref = (uint32_t)(r - g->h->rows) | a->pos << CT_WH_POS_SHIFT;
+	uint32_t ref = a->ref;
+	unsigned pos = ref >> CT_WH_POS_SHIFT;
 	uint64_t rd;
 
 	g->res->rows_visited++;
-	if (a->pos != CT_WH_ROW) {
+	if (pos != CT_WH_ROW) {
 		/* a slot handle: dropped unlocked when its slot's bound is
 		 * another (a hint; gc_slot checks again, locked) */
-		struct ct_row *o = a->pos < CT_ROW_SLOTS ? r : gc_chain_row(r, a->pos);
-		unsigned k = a->pos % CT_ROW_SLOTS;
+		struct ct_row *o = pos < CT_ROW_SLOTS ? r : gc_chain_row(r, pos);
+		unsigned k = gc_pos_slot(pos);
 		uint64_t s;
 
 		if (!o)
@@ -982,7 +989,7 @@ static void gc_wheel_look(struct gc_run *g, const struct gc_ahead *a)
 		 * overflow row's sits in its line after it, which holds the
 		 * free-list link once the row is retired (htab.c), and is
 		 * read under the row lock only (gc_slot) */
-		if (o != r ? !(s & CT_SLOT_BOUND) : !gc_slot_matches(w, s, &ct_slot_due(g->h, (uint64_t)(r - g->h->rows))[k], a->t))
+		if (o != r ? !(s & CT_SLOT_BOUND) : !gc_slot_matches(w, s, &ct_slot_due(g->h, ref & CT_WH_ROW_MASK)[k], a->t))
 			return;
 		/* taken early (its unit began, its time has not come: the
 		 * entry is readable here, the read-side section keeps it) */
@@ -994,7 +1001,7 @@ static void gc_wheel_look(struct gc_run *g, const struct gc_ahead *a)
 				return;
 			}
 		}
-		gc_queue_slot(g, r, a->pos, a->t, s);
+		gc_queue_slot(g, r, ref, a->t, s);
 		return;
 	}
 	rd = ct_due_get(&r->due_inv);
@@ -1024,14 +1031,12 @@ static void gc_wheel_look_oldest(struct gc_run *g)
 static void gc_wheel_ahead(struct gc_run *g, const struct ct_wh *x)
 {
 	uint64_t idx;
-	unsigned pos;
 	struct ct_row *r;
 	struct gc_ahead *a;
 
 	/* the wheel holds refs into the generation it was seeded for, which
 	 * is g->h (gc_wheel_step starts over when it is not) */
 	idx = x->ref & CT_WH_ROW_MASK;
-	pos = x->ref >> CT_WH_POS_SHIFT;
 	if (idx >= g->h->n_rows)
 		return;
 	r = &g->h->rows[idx];
@@ -1042,7 +1047,7 @@ static void gc_wheel_ahead(struct gc_run *g, const struct ct_wh *x)
 		gc_wheel_look_oldest(g);
 	a = &g->ahead[(g->a_head + g->a_n) % GC_WHEEL_AHEAD];
 	a->row = r;
-	a->pos = pos;
+	a->ref = x->ref;
 	a->t = x->t;
 	g->a_n++;
 }
