@@ -530,10 +530,12 @@ static inline unsigned gc_pos_slot(unsigned pos)
 }
 
 /* The chain row of slot position @pos (NULL: the chain is shorter). */
-static struct ct_row *gc_chain_row(struct ct_row *head, unsigned pos)
+static inline struct ct_row *gc_chain_row(struct ct_row *head, unsigned pos)
 {
 	struct ct_row *r = head;
 
+	if (pos < CT_ROW_SLOTS)
+		return r;
 	for (unsigned j = pos / CT_ROW_SLOTS; j && r; j--)
 		r = ct_row_next(r);
 	return r;
@@ -545,7 +547,8 @@ static struct ct_row *gc_chain_row(struct ct_row *head, unsigned pos)
  * entry left, or a later handle was queued for it).  A due entry is
  * removed; one refreshed since is queued again by its expiry.
  */
-static void gc_slot(struct gc_run *g, struct ct_row *head, uint32_t key, uint32_t ht)
+static inline __attribute__((always_inline)) void
+gc_slot(struct gc_run *g, struct ct_row *head, uint32_t key, uint32_t ht)
 {
 	struct ct_table *t = g->t;
 	struct ct_htab *h = g->h;
@@ -978,7 +981,7 @@ static void gc_wheel_look(struct gc_run *g, const struct gc_ahead *a)
 	if (pos != CT_WH_ROW) {
 		/* a slot handle: dropped unlocked when its slot's bound is
 		 * another (a hint; gc_slot checks again, locked) */
-		struct ct_row *o = pos < CT_ROW_SLOTS ? r : gc_chain_row(r, pos);
+		struct ct_row *o = gc_chain_row(r, pos);
 		unsigned k = gc_pos_slot(pos);
 		uint64_t s;
 
