@@ -166,6 +166,7 @@ struct gc_run {
 		uint32_t ref;          /* a slot handle's (wheel.h), or
 					* CT_WH_ROW << CT_WH_POS_SHIFT */
 		uint32_t t;            /* a slot handle's time (wheel units) */
+		uint64_t s;            /* a slot handle's slot, as looked at */
 	} q[GC_QUEUE];
 	/* due subs whose rows are being prefetched, and due groups whose
 	 * line of sub bounds is (CT_GC_LOCK_DUE without pressure) */
@@ -548,7 +549,7 @@ static inline struct ct_row *gc_chain_row(struct ct_row *head, unsigned pos)
  * removed; one refreshed since is queued again by its expiry.
  */
 static inline __attribute__((always_inline)) void
-gc_slot(struct gc_run *g, struct ct_row *head, uint32_t key, uint32_t ht)
+gc_slot(struct gc_run *g, struct ct_row *head, uint32_t key, uint32_t ht, uint64_t seen)
 {
 	struct ct_table *t = g->t;
 	struct ct_htab *h = g->h;
@@ -561,21 +562,32 @@ gc_slot(struct gc_run *g, struct ct_row *head, uint32_t key, uint32_t ht)
 	struct ct_conn *c;
 	uint64_t s, exp;
 
+	/* A slot of the head row whose entry (prefetched) is not due: its
+	 * bound, another line, says whether the handle is still the slot's;
+	 * a stale one is dropped without the lock.  The entry is readable:
+	 * no quiescent state since the slot was read (gc_yield drains the
+	 * queues first).  A due entry is removed whichever handle finds it,
+	 * and its bound is never read. */
+	if (pos < CT_ROW_SLOTS &&
+	    __atomic_load_n(&ct_slot_conn(seen)->expires, __ATOMIC_RELAXED) > g->now &&
+	    !gc_slot_matches(&t->wheel, seen, &ct_slot_due(h, key & CT_WH_ROW_MASK)[k], ht))
+		return;
 	ct_row_lock(head);
+	g->res->rows_locked++;
 	if (ct_row_moved(head))
 		goto out;
 	r = gc_chain_row(head, pos);
 	if (!r)
 		goto out;
 	s = atomic_load_explicit(&r->slot[k], memory_order_relaxed);
-	sd = ct_row_slot_due(h, head, r);
-	if (!gc_slot_matches(&t->wheel, s, &sd[k], ht))
+	if (!s || !(s & CT_SLOT_BOUND))
 		goto out;
-	g->res->rows_locked++;
 	c = ct_slot_conn(s);
 	exp = __atomic_load_n(&c->expires, __ATOMIC_SEQ_CST);
 	if (exp > g->now)
 		goto requeue;
+	/* due: removed whichever handle finds it (the slot bound, another
+	 * line, is read only for an entry that stays) */
 	if (!ct_conn_trylock(c)) {
 		/* busy: the next step looks again */
 		ct_wheel_push_t(&t->wheel, key, ht, false);
@@ -604,8 +616,13 @@ gc_slot(struct gc_run *g, struct ct_row *head, uint32_t key, uint32_t ht)
 	gc_victim(g, c, false, have_info ? &info : NULL);
 	return;
 requeue:
-	atomic_store_explicit(&sd[k], ct_slot_due_enc(exp), memory_order_relaxed);
-	ct_wheel_push(&t->wheel, key, exp, false);
+	/* refreshed, if this handle is the slot's (else it is stale: a
+	 * later one was queued for the bound there now) */
+	sd = ct_row_slot_due(h, head, r);
+	if (gc_slot_matches(&t->wheel, s, &sd[k], ht)) {
+		atomic_store_explicit(&sd[k], ct_slot_due_enc(exp), memory_order_relaxed);
+		ct_wheel_push(&t->wheel, key, exp, false);
+	}
 out:
 	ct_row_unlock(head);
 }
@@ -618,7 +635,7 @@ static void gc_dequeue_row(struct gc_run *g)
 	struct gc_due_row *q = &g->q[g->q_head];
 
 	if (q->ref >> CT_WH_POS_SHIFT != CT_WH_ROW) {
-		gc_slot(g, q->row, q->ref, q->t);
+		gc_slot(g, q->row, q->ref, q->t, q->s);
 	} else {
 		uint64_t rd = gc_row(g, q->row);
 
@@ -669,7 +686,7 @@ static inline void gc_prefetch_conn(uint64_t s)
 /* Append (@r, @sub, @group, @pos, @t) to the due queue, collecting its
  * oldest first when it is full. */
 static void gc_queue_push(struct gc_run *g, struct ct_row *r, _Atomic uint64_t *sub,
-			  _Atomic uint64_t *group, uint32_t ref, uint32_t t)
+			  _Atomic uint64_t *group, uint32_t ref, uint32_t t, uint64_t s)
 {
 	struct gc_due_row *q;
 
@@ -681,6 +698,7 @@ static void gc_queue_push(struct gc_run *g, struct ct_row *r, _Atomic uint64_t *
 	q->group = group;
 	q->ref = ref;
 	q->t = t;
+	q->s = s;
 	g->q_n++;
 }
 
@@ -720,7 +738,7 @@ static void gc_queue_row(struct gc_run *g, struct ct_row *r, uint64_t rd,
 			__builtin_prefetch(o + 1, 1);
 		}
 	}
-	gc_queue_push(g, r, sub, group, CT_WH_ROW << CT_WH_POS_SHIFT, 0);
+	gc_queue_push(g, r, sub, group, CT_WH_ROW << CT_WH_POS_SHIFT, 0, 0);
 }
 
 /* Queue slot handle (@ref naming a slot of @r's chain, time @t) whose
@@ -729,7 +747,7 @@ static void gc_queue_slot(struct gc_run *g, struct ct_row *r, uint32_t ref, uint
 			  uint64_t s)
 {
 	gc_prefetch_conn(s);
-	gc_queue_push(g, r, NULL, NULL, ref, t);
+	gc_queue_push(g, r, NULL, NULL, ref, t, s);
 }
 
 /*
@@ -979,8 +997,10 @@ static void gc_wheel_look(struct gc_run *g, const struct gc_ahead *a)
 
 	g->res->rows_visited++;
 	if (pos != CT_WH_ROW) {
-		/* a slot handle: dropped unlocked when its slot's bound is
-		 * another (a hint; gc_slot checks again, locked) */
+		/* a slot handle: dropped unlocked when its slot holds no
+		 * entry with a bound (a hint; gc_slot checks again, locked,
+		 * and reads the bound itself - another line - only for an
+		 * entry that is not due) */
 		struct ct_row *o = gc_chain_row(r, pos);
 		unsigned k = gc_pos_slot(pos);
 		uint64_t s;
@@ -988,11 +1008,7 @@ static void gc_wheel_look(struct gc_run *g, const struct gc_ahead *a)
 		if (!o)
 			return;
 		s = atomic_load_explicit(&o->slot[k], memory_order_relaxed);
-		/* the bound is read here only in the head's own array: an
-		 * overflow row's sits in its line after it, which holds the
-		 * free-list link once the row is retired (htab.c), and is
-		 * read under the row lock only (gc_slot) */
-		if (o != r ? !(s & CT_SLOT_BOUND) : !gc_slot_matches(w, s, &ct_slot_due(g->h, ref & CT_WH_ROW_MASK)[k], a->t))
+		if (!(s & CT_SLOT_BOUND))
 			return;
 		/* taken early (its unit began, its time has not come: the
 		 * entry is readable here, the read-side section keeps it) */
@@ -1029,7 +1045,7 @@ static void gc_wheel_look_oldest(struct gc_run *g)
 	gc_wheel_look(g, &a);
 }
 
-/* The row of due handle @x: prefetch its line and its slot bounds, and
+/* The row of due handle @x: prefetch its line, and
  * look at the row GC_WHEEL_AHEAD handles later (or at the next drain). */
 static void gc_wheel_ahead(struct gc_run *g, const struct ct_wh *x)
 {
@@ -1045,7 +1061,6 @@ static void gc_wheel_ahead(struct gc_run *g, const struct ct_wh *x)
 	r = &g->h->rows[idx];
 
 	__builtin_prefetch(r, 1);
-	__builtin_prefetch(ct_slot_due(g->h, idx), 0);
 	if (g->a_n == GC_WHEEL_AHEAD)
 		gc_wheel_look_oldest(g);
 	a = &g->ahead[(g->a_head + g->a_n) % GC_WHEEL_AHEAD];

@@ -1207,16 +1207,21 @@ static void test_wheel_entries_deep_in_a_chain_leave_on_time(void **state)
 
 static void test_wheel_drops_the_handles_of_flushed_entries_without_a_lock(void **state)
 {
-	/* 300 flows at 0 s (due 30 s) are flushed at 1 s, and 300 others at
-	 * 5 s (due 35 s) take their slots.  The first ones' handles come at
-	 * 30 s and name slots whose bounds are now the newcomers': dropped
-	 * without locking a row.  The newcomers leave at 35 s, not before. */
+	/* 300 flows at 0 s (due 30 s) are flushed at 1 s, and made again at
+	 * 5 s (due 35 s): each goes back to its row's first free slot, so
+	 * the slots the first ones' handles name hold the newcomers, whose
+	 * bounds are 35 s.  The handles come at 30 s and are dropped without
+	 * locking a row (the entries are not due; their bounds are not the
+	 * handles').  A table of 1,024 rows, so that every entry is in a
+	 * head row (an overflow row's bounds are read under its lock only).
+	 * The newcomers leave at 35 s, not before. */
 	struct ct_table_config cfg;
 	struct fixture *f;
 	struct ct_gc_result r;
 
 	(void)state;
 	crowded_cfg(&cfg, NULL);
+	cfg.settings.buckets = 1024;
 	f = setup_with(&cfg);
 	use_wheel(f);
 	assert_int_equal(ct_gc_step(f->thr, 0, 0, &r), 0);
@@ -1224,7 +1229,7 @@ static void test_wheel_drops_the_handles_of_flushed_entries_without_a_lock(void 
 	assert_int_equal(ct_gc_step(f->thr, SEC / 2, 0, &r), 0);
 	assert_int_equal(ct_table_flush(f->thr, 0, SEC), 300);
 	assert_int_equal(ct_table_count(f->t), 0);
-	new_udp_flows(f, 0x0b000003, 300, 5 * SEC);
+	new_udp_flows(f, 0x0b000002, 300, 5 * SEC);
 	assert_int_equal(ct_gc_step(f->thr, 30 * SEC, 0, &r), 0);
 	assert_true(r.pass_done);
 	assert_int_equal(r.expired, 0);
