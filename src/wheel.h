@@ -12,12 +12,15 @@
  * Slot handles.  Every insert writes its slot's 16-bit bound (htab.h)
  * under the row lock it holds and queues a handle (the row, the slot's
  * position in the row's chain, the expiry).  The handle is valid while
- * the slot still holds an entry whose bound is the handle's unit: a pass
- * drops any other without a lock (the entry left, or its bound was
- * rewritten and a handle queued for the new one).  A valid handle whose
- * entry is due has the row locked and the entry removed - one slot read,
- * no other slot of the row looked at; one whose entry was refreshed
- * gets the new bound written and is queued again by the new expiry.  So
+ * the slot still holds an entry whose bound is the handle's unit.  A
+ * handle whose slot holds a due entry has the row locked and the entry
+ * removed - one slot read, no other slot of the row looked at, and no
+ * bound read either: a due entry may go whichever handle finds it.  For
+ * an entry that is not due the bound decides: a handle that is not the
+ * slot's is dropped (without a lock in a head row; the entry left, or
+ * its bound was rewritten and a handle queued for the new one), and the
+ * slot's own, its entry refreshed, gets the new bound written and is
+ * queued again by the new expiry.  So
  * for every slot with a bound, a handle for that bound is queued or on
  * its way, and a refresh costs nothing until the old time comes.
  *
