@@ -1007,7 +1007,10 @@ static void gc_wheel_look(struct gc_run *g, const struct gc_ahead *a)
 
 		if (!o)
 			return;
-		s = atomic_load_explicit(&o->slot[k], memory_order_relaxed);
+		/* acquire: the entry is read before its row is locked (here
+		 * when taken early, and by gc_slot), after the inserter's
+		 * writes that the slot's release store published */
+		s = atomic_load_explicit(&o->slot[k], memory_order_acquire);
 		if (!(s & CT_SLOT_BOUND))
 			return;
 		/* taken early (its unit began, its time has not come: the
