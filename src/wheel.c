@@ -19,6 +19,7 @@
 _Static_assert(CT_WH_UNIT_SHIFT == CT_SLOT_DUE_SHIFT,
 	       "a slot handle's unit is its slot bound's");
 _Static_assert(CT_WH_MAX_POS == CT_SLOT_HANDLE_MAX_POS, "one limit");
+_Static_assert(CT_WHEEL_BUCKETS / 64 <= 64, "a level's occ words fit occ_sum");
 
 struct ct_wheel_blk *ct_wheel_blk_get(struct ct_wheel *w)
 {
@@ -129,6 +130,8 @@ void ct_wheel_advance(struct ct_wheel *w, uint64_t now)
 			if (!(w->occ[l][j / 64] & (1ull << (j % 64))))
 				continue;
 			w->occ[l][j / 64] &= ~(1ull << (j % 64));
+			if (!w->occ[l][j / 64])
+				w->occ_sum[l] &= ~(1ull << (j / 64));
 			list_splice(&w->pending, *bk);
 			*bk = NULL;
 		}
@@ -196,6 +199,7 @@ void ct_wheel_reset(struct ct_wheel *w, uint64_t now, uint32_t gen, uint64_t n_r
 			w->b[l][i] = NULL;
 		}
 	memset(w->occ, 0, sizeof(w->occ));
+	memset(w->occ_sum, 0, sizeof(w->occ_sum));
 	list_free_all(w, w->cur);
 	list_free_all(w, w->pending);
 	w->cur = w->pending = NULL;
@@ -230,6 +234,8 @@ uint64_t ct_wheel_next_due(const struct ct_wheel *w)
 		uint64_t p = w->base >> level_shift(l);
 		uint64_t b0 = (p + 1) % CT_WHEEL_BUCKETS;
 
+		if (!w->occ_sum[l])
+			continue;
 		/* the first occupied bucket after p, circularly: bit words
 		 * from b0's, the first masked below b0, the last above */
 		for (unsigned n = 0; n <= CT_WHEEL_BUCKETS / 64; n++) {

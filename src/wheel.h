@@ -150,8 +150,11 @@ struct ct_wheel {
 	uint64_t seed_cursor;     /* next row of the seeding walk */
 	/* buckets[l][i]: handles whose time's level-l index is i mod 64 */
 	struct ct_wheel_blk *b[CT_WHEEL_LEVELS][CT_WHEEL_BUCKETS];
-	/* occ[l]: a bit per bucket of level l that holds a list */
+	/* occ[l]: a bit per bucket of level l that holds a list; occ_sum[l]:
+	 * a bit per word of occ[l] that is not 0 (an empty level is one
+	 * test for ct_wheel_next_due) */
 	uint64_t occ[CT_WHEEL_LEVELS][CT_WHEEL_BUCKETS / 64];
+	uint64_t occ_sum[CT_WHEEL_LEVELS];
 	struct ct_wheel_blk *cur;     /* due within base's level-0 bucket,
 				       * or found busy: looked at every step */
 	struct ct_wheel_blk *pending; /* taken, not yet worked on */
@@ -267,6 +270,7 @@ static inline void ct_wheel_bucket_push(struct ct_wheel *w, unsigned l, uint64_t
 					uint32_t ref, uint32_t t)
 {
 	w->occ[l][i / 64] |= 1ull << (i % 64);
+	w->occ_sum[l] |= 1ull << (i / 64);
 	ct_wheel_list_push(w, &w->b[l][i], ref, t);
 }
 
