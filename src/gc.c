@@ -543,10 +543,12 @@ static inline struct ct_row *gc_chain_row(struct ct_row *head, unsigned pos)
 }
 
 /*
- * A slot handle's visit: the slot at @pos of @head's chain,
- * if its bound is still the handle's (else the handle is stale: its
- * entry left, or a later handle was queued for it).  A due entry is
- * removed; one refreshed since is queued again by its expiry.
+ * A slot handle's visit (@key its ref, @ht its time, @seen the slot as
+ * gc_wheel_look read it): a due entry in the slot is removed, whichever
+ * handle finds it; for one that is not due, the slot's bound says
+ * whether the handle is still the slot's - if so the entry was refreshed
+ * and is queued again by its expiry, else the handle is stale (its entry
+ * left, or a later handle was queued for it) and is dropped.
  */
 static inline __attribute__((always_inline)) void
 gc_slot(struct gc_run *g, struct ct_row *head, uint32_t key, uint32_t ht, uint64_t seen)
@@ -580,7 +582,7 @@ gc_slot(struct gc_run *g, struct ct_row *head, uint32_t key, uint32_t ht, uint64
 	if (!r)
 		goto out;
 	s = atomic_load_explicit(&r->slot[k], memory_order_relaxed);
-	if (!s || !(s & CT_SLOT_BOUND))
+	if (!(s & CT_SLOT_BOUND))
 		goto out;
 	c = ct_slot_conn(s);
 	exp = __atomic_load_n(&c->expires, __ATOMIC_SEQ_CST);
@@ -683,8 +685,8 @@ static inline void gc_prefetch_conn(uint64_t s)
 	__builtin_prefetch(c + sizeof(struct ct_conn) - 1, 1);
 }
 
-/* Append (@r, @sub, @group, @pos, @t) to the due queue, collecting its
- * oldest first when it is full. */
+/* Append (@r, @sub, @group, @ref, @t, @s) to the due queue (struct
+ * gc_due_row), collecting its oldest first when it is full. */
 static void gc_queue_push(struct gc_run *g, struct ct_row *r, _Atomic uint64_t *sub,
 			  _Atomic uint64_t *group, uint32_t ref, uint32_t t, uint64_t s)
 {
