@@ -17,8 +17,11 @@
  *    expiry.  The cost is the collector's CPU time (thread clock around
  *    ct_gc_step) divided by the entries it removed, measured twice: with
  *    an event handler (each removal copies the entry out for its DESTROY
- *    event) and without one.  10 s of warm-up fill the table, then 10 s
- *    (5 with events, 5 without) are measured.
+ *    event) and without one.  10 s of warm-up fill the table and 11 s
+ *    more turn it over (see run_driven), then 5 s
+ *    with events and --rounds times 5 s without are measured; the
+ *    figure without events is the median of those rounds (min and max
+ *    beside it), since one 5 s phase moves by +-10% on a shared machine.
  *
  *  live - the library's collector thread (ct_gc_start, CLOCK_MONOTONIC,
  *    default adaptive schedule) against the real clock.  1M flows are
@@ -34,7 +37,8 @@
  * wheel of row handles (CT_GC_LOCK_WHEEL, names ending in "-wheel"), one
  * after the other, so that the two are compared in one run.
  *
- * Options: --conns N (1M), --seconds S (live: 10), --finder, --quick.
+ * Options: --conns N (1M), --seconds S (live: 10), --finder, --rounds N
+ * (driven, events off: 5), --quick (one round).
  */
 #include <netinet/in.h>
 #include <pthread.h>
@@ -156,9 +160,11 @@ static void set_finder(struct ct_table *t, enum ct_gc_lock_policy p)
 	ct_gc_set_policy(t, &pol);
 }
 
+/* @ns[@nr]: ns per expired entry of each round (nr 0: the one phase in
+ * @d); the record's ns_per_expired is their median */
 static void driven_record(const struct bench_args *a, struct driven *d,
 			  const char *events, struct late_log *l, uint64_t conns,
-			  enum ct_gc_lock_policy finder)
+			  enum ct_gc_lock_policy finder, const double *ns, unsigned nr)
 {
 	struct bu_rec r;
 	char name[64];
@@ -178,7 +184,17 @@ static void driven_record(const struct bench_args *a, struct driven *d,
 	bu_rec_num(&r, "expired_per_pass", (double)d->expired / (double)d->passes);
 	bu_rec_num(&r, "rows_visited_per_expired",
 		   (double)d->rows_visited / (double)d->expired);
-	bu_rec_num(&r, "ns_per_expired", (double)d->gc_cpu_ns / (double)d->expired);
+	if (nr) {
+		double med, lo, hi;
+
+		bu_spread(ns, nr, &med, &lo, &hi);
+		bu_rec_num(&r, "ns_per_expired", med);
+		bu_rec_int(&r, "rounds", nr);
+		bu_rec_num(&r, "ns_per_expired_rounds_min", lo);
+		bu_rec_num(&r, "ns_per_expired_rounds_max", hi);
+	} else {
+		bu_rec_num(&r, "ns_per_expired", (double)d->gc_cpu_ns / (double)d->expired);
+	}
 	bu_rec_num(&r, "gc_cpu_pct_of_core",
 		   (double)d->gc_cpu_ns * 100.0 / (double)(STEP_NS * d->steps));
 	if (l)
@@ -187,11 +203,12 @@ static void driven_record(const struct bench_args *a, struct driven *d,
 }
 
 static int run_driven(const struct bench_args *a, uint64_t conns,
-		      uint64_t interval_ms, enum ct_gc_lock_policy finder)
+		      uint64_t interval_ms, enum ct_gc_lock_policy finder, unsigned rounds)
 {
 	struct ct_table_config cfg;
 	struct late_log log;
 	struct driven d;
+	double ns[16];
 	uint64_t warm_steps = TIMEOUT_S * 1000000000ull / STEP_NS;
 
 	memset(&d, 0, sizeof(d));
@@ -209,15 +226,27 @@ static int run_driven(const struct bench_args *a, uint64_t conns,
 	log.ms = malloc(log.cap * sizeof(double));
 
 	driven_steps(&d, warm_steps);          /* fill: nothing expires yet */
-	driven_steps(&d, warm_steps / 10);     /* reach steady state */
+	/* a turnover and a bit: the entries measured were allocated from
+	 * memory that expired ones gave back, laid out as in a table that
+	 * has run for a while (right after the fill, entries that fall due
+	 * together sit side by side, and a pass costs up to a quarter less) */
+	driven_steps(&d, warm_steps + warm_steps / 10);
 	ct_table_set_event_handler(d.t, on_event, &log);
 	driven_reset(&d);
 	driven_steps(&d, warm_steps / 2);
-	driven_record(a, &d, "on", &log, conns, finder);
+	driven_record(a, &d, "on", &log, conns, finder, NULL, 0);
 	ct_table_set_event_handler(d.t, NULL, NULL);
+	/* the headline figure: the median of @rounds phases back to back
+	 * (this shared machine moves one phase's figure by +-10%); the
+	 * record's other fields add all the rounds up */
 	driven_reset(&d);
-	driven_steps(&d, warm_steps / 2);
-	driven_record(a, &d, "off", NULL, conns, finder);
+	for (unsigned i = 0; i < rounds; i++) {
+		uint64_t cpu0 = d.gc_cpu_ns, exp0 = d.expired;
+
+		driven_steps(&d, warm_steps / 2);
+		ns[i] = (double)(d.gc_cpu_ns - cpu0) / (double)(d.expired - exp0);
+	}
+	driven_record(a, &d, "off", NULL, conns, finder, ns, rounds);
 
 	free(log.ms);
 	ct_thread_detach(d.thr);
@@ -316,6 +345,7 @@ int bench_gc_busy(const struct bench_args *a)
 	bool only_driven = bu_flag(a, "driven"), only_live = bu_flag(a, "live");
 	unsigned finders[2];
 	unsigned nf = bu_opt_words(a, "finder", "scan,wheel", finder_names, 2, finders, 2);
+	unsigned rounds = (unsigned)bu_opt_u64(a, "rounds", quick ? 1 : 5);
 
 	if (ni == 1 && intervals[0] == 0) {
 		intervals[0] = 10;
@@ -328,7 +358,7 @@ int bench_gc_busy(const struct bench_args *a)
 	if (!only_live)
 		for (unsigned i = 0; i < ni; i++)
 			for (unsigned f = 0; f < nf; f++)
-				if (run_driven(a, conns, intervals[i], finder_pol[finders[f]]))
+				if (run_driven(a, conns, intervals[i], finder_pol[finders[f]], rounds))
 					return 1;
 	if (!only_driven)
 		for (unsigned f = 0; f < nf; f++)

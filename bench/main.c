@@ -51,7 +51,8 @@ static const struct bench_opt gc_busy_opts[] = {
 	{ "driven", BV_FLAG, NULL, "run only the driven-clock variants", 0, 0 },
 	{ "live", BV_FLAG, NULL, "run only the library's collector thread (live)", 0, 0 },
 	{ "finder", BV_WORDS, "scan,wheel", "how the collector finds due rows: the bounds scan (CT_GC_LOCK_DUE), the wheel (CT_GC_LOCK_WHEEL) (default scan,wheel)", 0, 0 },
-	QUICK("two intervals, 4 s live"),
+	{ "rounds", BV_COUNT, "N", "driven: 5 s phases without events, the figure their median (1..16; default 5; --quick 1)", 1, 16 },
+	QUICK("two intervals, 4 s live, 1 round"),
 	{ .name = NULL }
 };
 

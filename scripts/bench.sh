@@ -194,13 +194,18 @@ for r in gb:
               if fd == "wheel" and scan else "")
         target(f"gc-busy driven, pass every {r['interval_ms']:.0f} ms, "
                f"{'wheel (default)' if fd == 'wheel' else 'scan'}: CPU per expired entry",
-               r["ns_per_expired"] <= 100, f"{r['ns_per_expired']:.0f} ns{vs}", "<= 100 ns")
+               r["ns_per_expired"] <= 100,
+               (f"{r['ns_per_expired']:.0f} ns"
+                + (f", median of {r['rounds']} rounds ({r['ns_per_expired_rounds_min']:.0f}-"
+                   f"{r['ns_per_expired_rounds_max']:.0f})" if r.get("rounds", 1) > 1 else "")
+                + vs), "<= 100 ns")
     if "lateness_max_ms" in r:
         target(f"gc-busy {r['variant']}: lateness max",
                r["lateness_max_ms"] <= 1000, f"{r['lateness_max_ms']:.0f} ms (p99 {r['lateness_p99_ms']:.0f})",
                "<= 1 s")
 blocks["gc-busy"] = table(gb, ["variant", "finder", "clock", "interval_ms", "events", "passes", "expired",
                                "expired_per_pass", "rows_visited_per_expired", "ns_per_expired",
+                               "ns_per_expired_rounds_min", "ns_per_expired_rounds_max",
                                "lateness_p50_ms", "lateness_p99_ms", "lateness_max_ms"])
 
 tp = load("throughput")

@@ -106,6 +106,28 @@ ok_if "docs: ovs large --sizes 1000000 --repeat 5" \
 	run 0 "" ovs large --sizes 1000000 --repeat 5 --check
 ok_if "docs: ovs bench large --acct" run 0 "" ovs bench large --acct --check
 ok_if "docs: gc-busy --driven --interval 10" run 0 "" gc-busy --driven --interval 10 --check
+ok_if "gc-busy --rounds past 16 is refused" \
+	run 2 "--rounds: 17 is out of range (1..16)" gc-busy --rounds 17
+
+# gc-busy --rounds N: the driven figure without events is the median of
+# N rounds, reported with their least and greatest (a small table, so it
+# runs in well under a second)
+rounds_ok() {
+	run 0 "" gc-busy --driven --conns 20k --interval 100 --finder wheel --rounds 3 --json &&
+	python3 -c '
+import json, sys
+rs = [json.loads(l) for l in open(sys.argv[1])]
+off = [r for r in rs if r["events"] == "off"]
+on = [r for r in rs if r["events"] == "on"]
+assert len(off) == 1 and len(on) == 1, rs
+o = off[0]
+assert o["rounds"] == 3, o
+assert o["ns_per_expired_rounds_min"] <= o["ns_per_expired"] <= o["ns_per_expired_rounds_max"], o
+assert o["expired"] == 3 * on[0]["expired"], (o, on[0])
+assert "rounds" not in on[0], on[0]
+' "$tmp/out"
+}
+ok_if "gc-busy --rounds 3: median of 3 rounds between their min and max" rounds_ok
 ok_if "docs: throughput --threads 1,2,4,8,16 --flows 1M,10M --work est,new-udp" \
 	run 0 "" throughput --threads 1,2,4,8,16 --flows 1M,10M --work est,new-udp --check
 
