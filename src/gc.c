@@ -675,14 +675,16 @@ static void gc_drain(struct gc_run *g)
 }
 
 /* The entry of slot @s, on its way to the cache: an entry is 8-aligned,
- * not 64, so its 40-byte core (expiry, status, lock, key) may span two
- * lines. */
-static inline void gc_prefetch_conn(uint64_t s)
+ * not 64, so what the pass reads of it may span two lines - its expiry,
+ * status and lock (the first 22 bytes) to remove it, the whole 40-byte
+ * core (key, addresses) when events copy it out. */
+static inline void gc_prefetch_conn(const struct gc_run *g, uint64_t s)
 {
 	const char *c = (const char *)ct_slot_conn(s);
 
 	__builtin_prefetch(c, 1);
-	__builtin_prefetch(c + sizeof(struct ct_conn) - 1, 1);
+	__builtin_prefetch(c + (ct_events_on(g->t) ? sizeof(struct ct_conn) - 1
+						   : offsetof(struct ct_conn, lock)), 1);
 }
 
 /* Append (@r, @sub, @group, @ref, @t, @s) to the due queue (struct
@@ -729,7 +731,7 @@ static void gc_queue_row(struct gc_run *g, struct ct_row *r, uint64_t rd,
 
 		if (s && (!(s & CT_SLOT_BOUND) ||
 			  (int64_t)ct_slot_due_dist(du, atomic_load_explicit(&sd[k], memory_order_relaxed)) <= lim))
-			gc_prefetch_conn(s);
+			gc_prefetch_conn(g, s);
 	}
 	/* an overflow row and its slot bounds: gc_row reads both */
 	{
@@ -748,7 +750,7 @@ static void gc_queue_row(struct gc_run *g, struct ct_row *r, uint64_t rd,
 static void gc_queue_slot(struct gc_run *g, struct ct_row *r, uint32_t ref, uint32_t t,
 			  uint64_t s)
 {
-	gc_prefetch_conn(s);
+	gc_prefetch_conn(g, s);
 	gc_queue_push(g, r, NULL, NULL, ref, t, s);
 }
 
