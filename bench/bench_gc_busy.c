@@ -22,6 +22,11 @@
  *    with events and --rounds times 5 s without are measured; the
  *    figure without events is the median of those rounds (min and max
  *    beside it), since one 5 s phase moves by +-10% on a shared machine.
+ *    The packet path's side of the same steady state is there too:
+ *    create_ns_per_flow, the time in ct_process_burst per new flow (the
+ *    monotonic clock around each burst, as the throughput benchmark
+ *    times its own), each new entry taking memory an expired one gave
+ *    back, with the collector's passes in between.
  *
  *  live - the library's collector thread (ct_gc_start, CLOCK_MONOTONIC,
  *    default adaptive schedule) against the real clock.  1M flows are
@@ -104,6 +109,9 @@ struct driven {
 	uint64_t interval_ns, per_step;
 	uint32_t next_flow;
 	uint64_t gc_cpu_ns, expired, passes, rows_visited, rows_locked, steps;
+	/* the new flows: time in ct_process_burst (monotonic, around
+	 * each burst, as the throughput benchmark times its bursts) */
+	uint64_t fill_ns, created;
 };
 
 static void driven_steps(struct driven *d, uint64_t steps)
@@ -115,10 +123,12 @@ static void driven_steps(struct driven *d, uint64_t steps)
 			uint64_t n = d->per_step - f < CT_BURST_MAX ? d->per_step - f
 								    : CT_BURST_MAX;
 
-			bu_fill_udp(d->thr, d->next_flow, n, 0,
-				    d->now + STEP_NS * (f + n) / d->per_step, false);
+			bu_fill_udp_timed(d->thr, d->next_flow, n, 0,
+					  d->now + STEP_NS * (f + n) / d->per_step, false,
+					  &d->fill_ns);
 			d->next_flow += (uint32_t)n;
 		}
+		d->created += d->per_step;
 		d->now += STEP_NS;
 		d->steps++;
 		if (d->now >= d->next_pass) {
@@ -140,6 +150,7 @@ static void driven_reset(struct driven *d)
 {
 	d->gc_cpu_ns = d->expired = d->passes = d->rows_visited = 0;
 	d->rows_locked = d->steps = 0;
+	d->fill_ns = d->created = 0;
 }
 
 /* --finder's words, and the policy each runs */
@@ -195,6 +206,9 @@ static void driven_record(const struct bench_args *a, struct driven *d,
 	} else {
 		bu_rec_num(&r, "ns_per_expired", (double)d->gc_cpu_ns / (double)d->expired);
 	}
+	/* the packet path's side of the same steady state: a new flow's
+	 * entry comes from memory an expired one gave back */
+	bu_rec_num(&r, "create_ns_per_flow", (double)d->fill_ns / (double)d->created);
 	bu_rec_num(&r, "gc_cpu_pct_of_core",
 		   (double)d->gc_cpu_ns * 100.0 / (double)(STEP_NS * d->steps));
 	if (l)

@@ -642,6 +642,13 @@ uint64_t bu_fill_tcp(struct ct_thread *thr, uint32_t first, uint64_t n,
 uint64_t bu_fill_udp(struct ct_thread *thr, uint32_t first, uint64_t n,
 		     uint16_t zone, ct_time_ns now, bool replied)
 {
+	return bu_fill_udp_timed(thr, first, n, zone, now, replied, NULL);
+}
+
+uint64_t bu_fill_udp_timed(struct ct_thread *thr, uint32_t first, uint64_t n,
+			   uint16_t zone, ct_time_ns now, bool replied,
+			   uint64_t *burst_ns)
+{
 	struct ct_packet pkts[CT_BURST_MAX];
 	const struct ct_packet *ptr[CT_BURST_MAX];
 	struct ct_verdict v[CT_BURST_MAX];
@@ -661,7 +668,14 @@ uint64_t bu_fill_udp(struct ct_thread *thr, uint32_t first, uint64_t n,
 		}
 		for (unsigned j = 0; j < np; j++)
 			ptr[j] = &pkts[j];
-		ct_process_burst(thr, ptr, np, now, v);
+		if (burst_ns) {
+			uint64_t t0 = bu_mono_ns();
+
+			ct_process_burst(thr, ptr, np, now, v);
+			*burst_ns += bu_mono_ns() - t0;
+		} else {
+			ct_process_burst(thr, ptr, np, now, v);
+		}
 		for (unsigned j = 0; j < np; j += per)
 			if (v[j].cls == CT_V_NEW)
 				ok++;

@@ -159,6 +159,11 @@ uint64_t bu_fill_tcp(struct ct_thread *thr, uint32_t first, uint64_t n,
  * @replied a request and its reply. */
 uint64_t bu_fill_udp(struct ct_thread *thr, uint32_t first, uint64_t n,
 		     uint16_t zone, ct_time_ns now, bool replied);
+/* bu_fill_udp, adding the monotonic time spent in ct_process_burst (not
+ * in making the packets) to *@burst_ns. */
+uint64_t bu_fill_udp_timed(struct ct_thread *thr, uint32_t first, uint64_t n,
+			   uint16_t zone, ct_time_ns now, bool replied,
+			   uint64_t *burst_ns);
 
 /* ---- random numbers ---- */
 static inline uint64_t bu_rand(uint64_t *s)
