@@ -10,11 +10,11 @@
  * chunks of torn-down namespaces are reused, which keeps resident memory
  * flat under churn.
  *
- * Under AddressSanitizer a freed object is poisoned, all but its first
- * word (the free-list link) and the 8 bytes holding its guard word (which
- * a namespace walk reads in free objects too), so that a reader still
- * using an entry after its grace period - a use after free that ASan
- * cannot see in memory it did not allocate - is reported.
+ * Under AddressSanitizer a freed object is poisoned, all but the 8 bytes
+ * holding its guard word (which a namespace walk reads in free objects
+ * too), so that a reader still using an entry after its grace period - a
+ * use after free that ASan cannot see in memory it did not allocate - is
+ * reported.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -43,7 +43,7 @@ static void poison_obj(const struct ct_slab *s, void *obj)
 	uint8_t *p = obj;
 	uint32_t g = s->guard_off & ~7u;
 
-	ASAN_POISON_MEMORY_REGION(p + 8, g - 8);
+	ASAN_POISON_MEMORY_REGION(p, g);
 	ASAN_POISON_MEMORY_REGION(p + g + 8, s->obj_size - g - 8);
 }
 
@@ -166,7 +166,7 @@ void ct_slab_init(struct ct_slab *s, struct ct_arena *a, uint32_t obj_size,
 {
 	memset(s, 0, sizeof(*s));
 	s->arena = a;
-	s->obj_size = (obj_size + 7u) & ~7u;
+	s->obj_size = obj_size < CT_SLAB_MIN_OBJ ? CT_SLAB_MIN_OBJ : (obj_size + 7u) & ~7u;
 	s->guard_off = guard_off;
 }
 
@@ -194,6 +194,29 @@ static inline __attribute__((always_inline)) void zero_obj(const struct ct_slab 
 	}
 	atomic_store_explicit(guard_of(s, obj), 0, memory_order_relaxed);
 	memset(p + g + 4, 0, s->obj_size - g - 4);
+}
+
+/*
+ * A freed object: its guard word 0 (atomic: a walk may be reading it),
+ * the rest poisoned under ASan and otherwise left as it is - it is zeroed
+ * when handed out again (zero_obj).  Not zeroed here: frees run on the
+ * RCU callback thread, and every line it wrote would have to travel to
+ * the core that allocates the object next; the guard word shares the
+ * free-list link's line.
+ */
+static inline void free_obj(const struct ct_slab *s, void *obj)
+{
+	atomic_store_explicit(guard_of(s, obj), 0, memory_order_relaxed);
+	poison_obj(s, obj);
+}
+
+/* Mark @obj free in its chunk @c's map.  Caller holds the slab lock. */
+static inline void map_set(struct ct_slab_chunk *c, const void *obj)
+{
+	uint32_t i = (uint32_t)((const uint8_t *)obj - ((const uint8_t *)c + c->first_off)) /
+		     c->obj_size;
+
+	c->freemap[i / 64] |= 1ull << (i % 64);
 }
 
 void ct_slab_release(struct ct_slab *s)
@@ -272,8 +295,8 @@ static void *slab_carve(struct ct_slab *s)
 		c->first_off = (uint32_t)((sizeof(*c) + 63u) & ~63u);
 		c->n_objs = (CT_CHUNK_SIZE - c->first_off) / s->obj_size;
 		c->used = 0;
-		c->free = NULL;
 		c->n_free = 0;
+		memset(c->freemap, 0, sizeof(c->freemap));
 		c->pnext = c->pprev = NULL;
 		c->prev = NULL;
 		c->next = s->chunks;
@@ -304,12 +327,31 @@ static __attribute__((noinline)) bool mag_refill(struct ct_slab *s,
 		void *o;
 
 		if (c) {
-			o = c->free;
-			c->free = *(void **)o;
-			c->n_free--;
-			s->n_free--;
+			/* its lowest free objects, the lowest on top of the
+			 * magazine (handed out first) */
+			uint32_t k = c->n_free, sz = c->obj_size, top;
+			uint8_t *base = (uint8_t *)c + c->first_off;
+
+			if (k > CT_MAG_OBJS - mag->n)
+				k = CT_MAG_OBJS - mag->n;
+			c->n_free -= k;
+			s->n_free -= k;
+			top = mag->n + k;
+			for (unsigned w = 0; k && w < CT_CHUNK_MAX_OBJS / 64; w++) {
+				uint64_t m = c->freemap[w];
+
+				for (; m && k; k--) {
+					unsigned b = (unsigned)__builtin_ctzll(m);
+
+					m &= m - 1;
+					mag->objs[--top] = base + (size_t)(w * 64 + b) * sz;
+					mag->n++;
+				}
+				c->freemap[w] = m;
+			}
 			if (!c->n_free)
 				partial_del(s, c);
+			continue;
 		} else if ((c = s->cur) && c->used < c->n_objs) {
 			/* what slab_carve would hand out one at a time: the
 			 * current chunk's next objects, in order, each with
@@ -366,13 +408,12 @@ void ct_slab_free(void *obj)
 	struct ct_slab *s = c->slab;
 
 	/* the guard word (an entry's status) must read 0 for a free object,
-	 * so that a namespace walk skips it */
+	 * so that a namespace walk skips it; the rest is zeroed when the
+	 * object is handed out again */
 	unpoison(obj, s->obj_size);   /* it may come from a magazine, poisoned */
-	zero_obj(s, obj);
-	poison_obj(s, obj);
+	free_obj(s, obj);
 	slab_lock(s);
-	*(void **)obj = c->free;
-	c->free = obj;
+	map_set(c, obj);
 	if (c->n_free++ == 0)
 		partial_add(s, c);
 	s->n_free++;
@@ -387,19 +428,17 @@ void ct_slab_free_bulk(struct ct_slab *s, void *const *objs, unsigned n)
 
 	if (!n)
 		return;
-	/* cleared outside the lock; only the pushes are inside */
+	/* guard words cleared outside the lock; only the pushes are inside */
 	for (unsigned i = 0; i < n; i++) {
 		unpoison(objs[i], s->obj_size);
-		zero_obj(s, objs[i]);
-		poison_obj(s, objs[i]);
+		free_obj(s, objs[i]);
 	}
 	slab_lock(s);
 	for (unsigned i = 0; i < n; i++) {
 		struct ct_slab_chunk *c = ct_slab_chunk_of(objs[i]);
 		unsigned k;
 
-		*(void **)objs[i] = c->free;
-		c->free = objs[i];
+		map_set(c, objs[i]);
 		if (c->n_free++ == 0)
 			partial_add(s, c);
 		s->n_free++;

@@ -11,10 +11,11 @@
  * Threads allocate through a per-thread magazine (up to CT_MAG_OBJS
  * objects taken from the slab under its lock at once), so the slab lock is
  * taken once per 32 allocations, not per allocation.  Frees arrive from
- * RCU callbacks and go straight back to the slab's free list.
+ * RCU callbacks and go straight back to their chunk's free map.
  *
- * Every object handed out is zeroed.  An object on a free list has status
- * 0, which is how a namespace walk tells live entries from free ones.
+ * Every object handed out is zeroed.  A free object has status 0, which
+ * is how a namespace walk tells live entries from free ones; the rest of
+ * it is left as it was until it is handed out again.
  *
  * Guard word.  A namespace walk (ns.c) reads one 32-bit word of every
  * object ever carved - an entry's status - while other threads allocate,
@@ -41,6 +42,11 @@
 struct ct_arena;
 struct ct_slab;
 
+/* Objects are at least CT_SLAB_MIN_OBJ bytes (ct_slab_init rounds up), so
+ * a chunk holds at most CT_CHUNK_MAX_OBJS, one bit each in its free map. */
+#define CT_SLAB_MIN_OBJ 32u
+#define CT_CHUNK_MAX_OBJS (CT_CHUNK_SIZE / CT_SLAB_MIN_OBJ)
+
 struct ct_slab_chunk {
 	struct ct_slab *slab;
 	uint32_t zone;                /* the owning namespace's id (sweeps read
@@ -50,12 +56,19 @@ struct ct_slab_chunk {
 	struct ct_slab_chunk *pnext;  /* in the slab's list of chunks with
 				       * free objects */
 	struct ct_slab_chunk *pprev;
-	void *free;                   /* this chunk's free objects */
-	uint32_t n_free;
+	uint32_t n_free;              /* bits set in freemap */
 	uint32_t obj_size;
 	uint32_t n_objs;
 	uint32_t used;                /* objects [0, used) were handed out */
 	uint32_t first_off;           /* byte offset of object 0 */
+	/* bit i: object i (< used) is free.  A map, not a list linked
+	 * through the objects: a refill reads two lines of this header
+	 * instead of chasing a link through every object it takes (each a
+	 * miss, one after the other, in a table that has turned over), a
+	 * free writes nothing in the object but its guard word, and a chunk
+	 * hands out its lowest free objects first, so entries created
+	 * together sit together. */
+	uint64_t freemap[CT_CHUNK_MAX_OBJS / 64];
 };
 
 struct ct_slab {
@@ -97,7 +110,8 @@ int ct_arena_init(struct ct_arena *a);
 void ct_arena_fini(struct ct_arena *a);
 
 /* @guard_off: offset of the 32-bit guard word (4-byte aligned, inside the
- * object, not in its first 8 bytes, which hold the free-list link). */
+ * object); @obj_size is rounded up to a multiple of 8, at least
+ * CT_SLAB_MIN_OBJ. */
 void ct_slab_init(struct ct_slab *s, struct ct_arena *a, uint32_t obj_size,
 		  uint32_t guard_off);
 

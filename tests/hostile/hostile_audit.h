@@ -5,10 +5,12 @@
  *
  * Every object a namespace's slabs ever carved out of their chunks is, at
  * any quiet moment (no packet in flight, every grace period elapsed), in
- * exactly one of three places: a live entry, the slab's free list, or an
+ * exactly one of three places: a live entry, its chunk's free map, or an
  * attached thread's magazine.  h_audit() waits for the pending grace
  * periods (rcu_barrier) and counts them; a leak (an entry unlinked but
- * never freed, a free batch dropped) makes carved > live + free + cached.
+ * never freed, a free batch dropped) makes carved > live + free + cached;
+ * free objects are counted from the maps' bits, and map_bad counts any
+ * disagreement with the counters kept beside them.
  * It also reports the arena's chunk count, whose high-water mark is what
  * the table cost in memory, including entries that waited for reclaim.
  *
@@ -21,6 +23,9 @@
 
 struct h_audit {
 	uint64_t carved, free_objs, cached, live;
+	/* chunks whose free map disagrees with their counts (bits set, their
+	 * n_free, the slab's n_free) or marks an object never carved: 0 */
+	uint64_t map_bad;
 	uint64_t chunks, chunk_bytes;
 	uint64_t rows, max_row;      /* rows of the current generation, longest */
 };
@@ -44,9 +49,29 @@ static inline void h_audit(struct ct_thread *self, struct h_audit *a)
 		for (int i = 0; i < CT_N_CLASSES; i++) {
 			struct ct_slab *s = &ns->slabs[i];
 
-			for (struct ct_slab_chunk *c = s->chunks; c; c = c->next)
+			uint64_t slab_free = 0;
+
+			for (struct ct_slab_chunk *c = s->chunks; c; c = c->next) {
+				uint64_t bits = 0;
+
 				a->carved += c->used;
-			a->free_objs += s->n_free;
+				for (unsigned w = 0; w < CT_CHUNK_MAX_OBJS / 64; w++) {
+					uint64_t m = c->freemap[w];
+
+					bits += (uint64_t)__builtin_popcountll(m);
+					/* a bit past the carved objects */
+					if (w * 64 + 64 > c->used)
+						m &= w * 64 >= c->used ? ~0ull
+							: ~0ull << (c->used - w * 64);
+					else
+						m = 0;
+					a->map_bad += m != 0;
+				}
+				a->map_bad += bits != c->n_free;
+				slab_free += bits;
+			}
+			a->map_bad += slab_free != s->n_free;
+			a->free_objs += slab_free;
 		}
 	}
 	pthread_mutex_lock(&t->thr_lock);

@@ -182,6 +182,7 @@ static void test_chosen_tuples_with_known_key_hit_the_chain_limit_and_lookups_st
 	assert_int_equal(st.chaintoolong, refused);
 	assert_int_equal(st.drop, refused);
 	h_audit(thr, &a);
+	assert_int_equal(a.map_bad, 0);
 	assert_int_equal(a.max_row, CHAIN);
 	assert_int_equal(ct_row_count(&atomic_load(&t->htab)->rows[row]), CHAIN);
 	/* lookups bounded: a full row is at most CHAIN slots in CHAIN / 6 + 1
@@ -233,6 +234,7 @@ static void test_same_tuples_with_random_key_spread_evenly(void **state)
 	ct_table_get_stats(t, &st);
 	assert_int_equal(st.chaintoolong, 0);
 	h_audit(thr, &a);
+	assert_int_equal(a.map_bad, 0);
 	/* n balls in ROWS bins (or more rows after a resize): the fullest
 	 * bin holds a handful; 16 is already far out in the tail */
 	assert_true(a.max_row <= 16);

@@ -361,11 +361,13 @@ static void checkpoint(struct soak *s, struct ct_thread *me, struct results *res
 	if (d.n > s->max + 64ull * (s->threads + 2))
 		res->fail_max++;
 	h_audit(me, &a);
-	if (a.carved != a.live + a.free_objs + a.cached || a.live != d.n) {
+	if (a.carved != a.live + a.free_objs + a.cached || a.live != d.n || a.map_bad) {
 		res->fail_leak++;
-		printf("# checkpoint %u: carved %llu != live %llu + free %llu + cached %llu\n",
+		printf("# checkpoint %u: carved %llu != live %llu + free %llu + cached %llu"
+		       " (free maps in disagreement: %llu)\n",
 		       res->checkpoints, (unsigned long long)a.carved, (unsigned long long)a.live,
-		       (unsigned long long)a.free_objs, (unsigned long long)a.cached);
+		       (unsigned long long)a.free_objs, (unsigned long long)a.cached,
+		       (unsigned long long)a.map_bad);
 	}
 	rss = h_rss();
 	/* steady state: past the warm-up time and the table was already full
