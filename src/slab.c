@@ -201,8 +201,8 @@ static inline __attribute__((always_inline)) void zero_obj(const struct ct_slab 
  * the rest poisoned under ASan and otherwise left as it is - it is zeroed
  * when handed out again (zero_obj).  Not zeroed here: frees run on the
  * RCU callback thread, and every line it wrote would have to travel to
- * the core that allocates the object next; the guard word shares the
- * free-list link's line.
+ * the core that allocates the object next (the object's bit in its
+ * chunk's free map is all the rest a free writes).
  */
 static inline void free_obj(const struct ct_slab *s, void *obj)
 {
