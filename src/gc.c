@@ -1442,6 +1442,9 @@ int ct_gc_start(struct ct_table *t, ct_clock_fn clock, void *clock_arg)
 	err = pthread_create(&t->gc_thread, NULL, gc_thread_main, t);
 	if (err)
 		return -err;
+	/* a name for top -H, ps -L and /proc/PID/task/TID/comm (a failure
+	 * only leaves the thread unnamed) */
+	(void)pthread_setname_np(t->gc_thread, "ct-gc");
 	t->gc_thread_on = true;
 	return 0;
 }

@@ -102,8 +102,9 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 /* A clock for the collector thread: returns @now for the table. */
 typedef ct_time_ns (*ct_clock_fn)(void *arg);
 
-/* ct_gc_start - start the collector thread (one per table).  @clock NULL
- * means CLOCK_MONOTONIC.  Returns 0, -EALREADY, or -errno. */
+/* ct_gc_start - start the collector thread (one per table), named "ct-gc"
+ * (top -H, ps -L, /proc/PID/task/TID/comm).  @clock NULL means
+ * CLOCK_MONOTONIC.  Returns 0, -EALREADY, or -errno. */
 int ct_gc_start(struct ct_table *t, ct_clock_fn clock, void *clock_arg);
 
 /* ct_gc_stop - stop it and wait for it to end. Returns 0 or -ESRCH. */

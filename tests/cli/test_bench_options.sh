@@ -128,6 +128,23 @@ assert "rounds" not in on[0], on[0]
 ' "$tmp/out"
 }
 ok_if "gc-busy --rounds 3: median of 3 rounds between their min and max" rounds_ok
+
+# gc-busy --live runs the library's collector thread with and without an
+# event handler; without one, its CPU comes from the thread ct_gc_start
+# named "ct-gc" (schedstat), so a record with a cost shows the name was
+# found
+live_ok() {
+	run 0 "" gc-busy --live --conns 20k --seconds 3 --finder wheel --json &&
+	python3 -c '
+import json, sys
+rs = {r["variant"]: r for r in map(json.loads, open(sys.argv[1]))}
+on, off = rs["live-adaptive-wheel"], rs["live-adaptive-wheel-off"]
+assert on["events"] == "on" and off["events"] == "off", rs
+assert "lateness_max_ms" in on and "lateness_max_ms" not in off, rs
+assert off["expired"] > 0 and off["ns_per_expired"] > 0, off
+' "$tmp/out"
+}
+ok_if "gc-busy --live: the collector thread measured with and without events" live_ok
 ok_if "docs: throughput --threads 1,2,4,8,16 --flows 1M,10M --work est,new-udp" \
 	run 0 "" throughput --threads 1,2,4,8,16 --flows 1M,10M --work est,new-udp --check
 
