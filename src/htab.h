@@ -165,10 +165,17 @@ static inline uint64_t ct_slot_sig(uint64_t hash)
 	return hash & 0xffff000000000000ull;
 }
 
+/* The next row of the chain named by link word @v (a row's next, flags
+ * and all); NULL at the end. */
+static inline struct ct_row *ct_row_link(uintptr_t v)
+{
+	return (struct ct_row *)(v & ~CT_ROW_FLAGS);
+}
+
 static inline struct ct_row *ct_row_next(const struct ct_row *r)
 {
-	return (struct ct_row *)(atomic_load_explicit(&((struct ct_row *)r)->next,
-						      memory_order_acquire) & ~CT_ROW_FLAGS);
+	return ct_row_link(atomic_load_explicit(&((struct ct_row *)r)->next,
+						memory_order_acquire));
 }
 
 /*

@@ -1214,7 +1214,7 @@ burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
 		 * the row's slot bound (htab.h), in a line of its own */
 		if (!keys[i].cand) {
 			uint64_t ri = (uint64_t)(r - h->rows);
-			const struct ct_row *o = (const struct ct_row *)(next & ~CT_ROW_FLAGS);
+			const struct ct_row *o = ct_row_link(next);
 
 			__builtin_prefetch(&h->sub_due_inv[ri / CT_SUB_ROWS]);
 			if (wheel)
