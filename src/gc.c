@@ -1154,6 +1154,15 @@ static bool gc_wheel_seed(struct gc_run *g)
 					continue;
 				}
 				rd = ct_due_get(&r->due_inv);
+				/* a shortened timeout (the dirty bit, htab.h) may
+				 * lie below its slot's bound: the row's bound is
+				 * the only one that holds, so a row handle at it
+				 * (whose visit reads every entry; the bit is
+				 * cleared by that visit, not here) */
+				if (atomic_load_explicit(&h->slot_dirty[i / CT_GROUP_ROWS],
+							 memory_order_seq_cst) &
+				    (1ull << (i % CT_GROUP_ROWS)))
+					need_row = true;
 				for (struct ct_row *o = r; o; o = ct_row_next(o), j++) {
 					_Atomic uint16_t *sd = ct_row_slot_due(h, r, o);
 

@@ -1085,7 +1085,9 @@ static void test_entry_refreshed_after_its_slot_bound_was_set_leaves_at_its_new_
 	teardown_f(f);
 }
 
-static void test_timeout_shortened_after_its_slot_bound_was_set_is_not_missed(void **state)
+static void use_wheel(struct fixture *f);
+
+static void shortened_after_slot_bound(bool reseed)
 {
 	/* 384 UDP entries at 0 (due 30 s, in every row as above) and 32 TCP
 	 * connections, handshake at 0: ESTABLISHED, 5 days
@@ -1096,7 +1098,11 @@ static void test_timeout_shortened_after_its_slot_bound_was_set_is_not_missed(vo
 	 * against a row bound of 41 s, a 5-day bound reads about 98 s
 	 * (htab.h: 432000 s and 41 s are 2^16-unit residues 28008 and 39100,
 	 * so 41 s + 54444 units): only the row's dirty bit makes the pass at
-	 * 41 s read those entries.  All 32 must leave then. */
+	 * 41 s read those entries.  All 32 must leave then.  With @reseed
+	 * the wheel is switched off and on at 32 s, before any pass: the
+	 * seeding walk at 41 s - 1 must queue a row handle for a row whose
+	 * dirty bit is set, as the 5-day slot bounds there no longer bound
+	 * anything (it used to queue slot handles by them: 98 s). */
 	struct fixture *f = setup_crowded();
 	const uint32_t cl = 0x0c000001, sv = 0x0a000002;
 	const uint8_t SYN = 0x02, RST = 0x04, ACK = 0x10;
@@ -1105,7 +1111,8 @@ static void test_timeout_shortened_after_its_slot_bound_was_set_is_not_missed(vo
 	struct ct_verdict v;
 	enum ct_dir dir;
 
-	(void)state;
+	if (reseed)
+		use_wheel(f);
 	for (uint32_t i = 0; i < 384; i++) {
 		struct ct_packet p = udp4(0x0a000000 + i, 0x0b000002, 1000, 53);
 
@@ -1131,6 +1138,15 @@ static void test_timeout_shortened_after_its_slot_bound_was_set_is_not_missed(vo
 		assert_int_equal(ct_table_lookup(f->thr, &rst.tuple, &ci, &dir), 1);
 		assert_int_equal(ci.expires, 41 * SEC);
 	}
+	if (reseed) {
+		struct ct_gc_policy pol;
+
+		ct_gc_policy_default(&pol);
+		pol.lock = CT_GC_LOCK_DUE;
+		ct_gc_set_policy(f->t, &pol);
+		use_wheel(f);
+		assert_true(atomic_load(&f->t->wheel_reseed));
+	}
 	assert_int_equal(ct_gc_step(f->thr, 41 * SEC - 1, 0, &r), 0);
 	assert_int_equal(r.expired, 0);
 	assert_int_equal(ct_gc_step(f->thr, 41 * SEC, 0, &r), 0);
@@ -1140,6 +1156,18 @@ static void test_timeout_shortened_after_its_slot_bound_was_set_is_not_missed(vo
 }
 
 /* The wheel (wheel.h) on @f's table, whatever the default. */
+static void test_timeout_shortened_after_its_slot_bound_was_set_is_not_missed(void **state)
+{
+	(void)state;
+	shortened_after_slot_bound(false);
+}
+
+static void test_timeout_shortened_then_the_wheel_reseeded_is_not_missed(void **state)
+{
+	(void)state;
+	shortened_after_slot_bound(true);
+}
+
 static void use_wheel(struct fixture *f)
 {
 	struct ct_gc_policy pol;
@@ -2329,6 +2357,7 @@ int main(void)
 		cmocka_unit_test(test_slot_bound_decodes_to_a_lower_bound_of_the_expiry),
 		cmocka_unit_test(test_entry_refreshed_after_its_slot_bound_was_set_leaves_at_its_new_expiry),
 		cmocka_unit_test(test_timeout_shortened_after_its_slot_bound_was_set_is_not_missed),
+		cmocka_unit_test(test_timeout_shortened_then_the_wheel_reseeded_is_not_missed),
 		cmocka_unit_test(test_entries_with_slot_bounds_keep_their_due_times_across_a_resize),
 		cmocka_unit_test(test_burst_gives_the_same_verdicts_as_single_packets),
 		cmocka_unit_test(test_swapped_comparison_agrees_with_the_inverted_tuple),
