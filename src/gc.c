@@ -285,6 +285,16 @@ static inline void gc_slot_due_set(_Atomic uint64_t *sl, uint64_t s,
 		atomic_store_explicit(sl, s | CT_SLOT_BOUND, memory_order_release);
 }
 
+/* Clear group @grp's handle mark (htab.h), before its dirty bits are
+ * read: a store only when there is one. */
+static inline void gc_hmark_clear(struct ct_htab *h, uint64_t grp)
+{
+	_Atomic uint32_t *m = ct_group_hmark(h, grp);
+
+	if (atomic_load_explicit(m, memory_order_relaxed))
+		atomic_store_explicit(m, 0, memory_order_seq_cst);
+}
+
 static bool row_nonempty(const struct ct_row *head)
 {
 	for (const struct ct_row *r = head; r; r = ct_row_next(r))
@@ -988,6 +998,40 @@ static bool gc_group(struct gc_run *g, struct ct_htab *h, uint64_t grp,
 
 /* ---- the wheel (CT_GC_LOCK_WHEEL, wheel.h) ---- */
 
+/*
+ * A group handle (wheel.h) for the group that starts at row @first: the
+ * group's mark goes, then its dirty bits are read, and every dirty row -
+ * a timeout in it was shortened since its last visit - is visited by its
+ * bound: now if the bound has come (gc_row reads every entry of a dirty
+ * row), else by a row handle at it.  A writer that saw the mark before
+ * it went had set its bit and lowered its row's bound before (htab.h).
+ */
+static void gc_wheel_group(struct gc_run *g, uint64_t first)
+{
+	struct ct_htab *h = g->h;
+	uint64_t grp = first / CT_GROUP_ROWS, bits;
+
+	gc_hmark_clear(h, grp);
+	bits = atomic_load_explicit(&h->slot_dirty[grp], memory_order_seq_cst);
+	for (; bits; bits &= bits - 1) {
+		uint64_t i = grp * CT_GROUP_ROWS + (unsigned)__builtin_ctzll(bits);
+		struct ct_row *r;
+		uint64_t rd;
+
+		if (i >= h->n_rows)
+			break;
+		r = &h->rows[i];
+		if (ct_row_moved(r))
+			continue;
+		rd = ct_due_get(&r->due_inv);
+		if (rd <= g->now)
+			gc_queue_row(g, r, rd, NULL, NULL);
+		else
+			ct_wheel_push(&g->t->wheel, (uint32_t)i | CT_WH_ROW << CT_WH_POS_SHIFT,
+				      rd, false);
+	}
+}
+
 /* A handle's row, its line prefetched GC_WHEEL_AHEAD handles ago: queue
  * it if it is due (gc_queue_row prefetches its due entries), else the
  * handle was stale and is dropped. */
@@ -1000,6 +1044,10 @@ static void gc_wheel_look(struct gc_run *g, const struct gc_ahead *a)
 	uint64_t rd;
 
 	g->res->rows_visited++;
+	if (pos == CT_WH_GROUP) {
+		gc_wheel_group(g, (uint64_t)(r - g->h->rows));
+		return;
+	}
 	if (pos != CT_WH_ROW) {
 		/* a slot handle: dropped unlocked when its slot holds no
 		 * entry with a bound (a hint; gc_slot checks again, locked,
@@ -1133,6 +1181,9 @@ static bool gc_wheel_seed(struct gc_run *g)
 
 		if (i1 > h->n_rows)
 			i1 = h->n_rows;
+		/* the reset dropped every handle: the group's mark goes
+		 * (htab.h), before any of its dirty bits is read */
+		gc_hmark_clear(h, i0 / CT_GROUP_ROWS);
 		if (ct_due_get(&h->group_due_inv[i0 / CT_GROUP_ROWS]) == CT_DUE_NEVER) {
 			g->res->groups_skipped++;
 		} else {
@@ -1153,16 +1204,18 @@ static bool gc_wheel_seed(struct gc_run *g)
 					ct_row_unlock(r);
 					continue;
 				}
-				rd = ct_due_get(&r->due_inv);
-				/* a shortened timeout (the dirty bit, htab.h) may
-				 * lie below its slot's bound: the row's bound is
-				 * the only one that holds, so a row handle at it
-				 * (whose visit reads every entry; the bit is
-				 * cleared by that visit, not here) */
+				/* a shortened timeout (the dirty bit, read
+				 * after the group's mark was cleared) may lie
+				 * below its slot's bound: the row's bound, read
+				 * after the bit, is the only one that holds, so
+				 * a row handle at it (whose visit reads every
+				 * entry; the bit is cleared by that visit, not
+				 * here) */
 				if (atomic_load_explicit(&h->slot_dirty[i / CT_GROUP_ROWS],
 							 memory_order_seq_cst) &
 				    (1ull << (i % CT_GROUP_ROWS)))
 					need_row = true;
+				rd = ct_due_get(&r->due_inv);
 				for (struct ct_row *o = r; o; o = ct_row_next(o), j++) {
 					_Atomic uint16_t *sd = ct_row_slot_due(h, r, o);
 

@@ -120,7 +120,7 @@ struct ct_htab *ct_htab_new(uint64_t n_rows)
 	atomic_init(&h->ovf->refs, 1);
 	do
 		h->gen = atomic_fetch_add_explicit(&htab_gens, 1, memory_order_relaxed) + 1;
-	while (!h->gen);
+	while (!h->gen || h->gen == UINT32_MAX);   /* wheel.h: CT_WRING_GROUP */
 	h->n_rows = n_rows;
 	h->n_groups = (n_rows + CT_GROUP_ROWS - 1) / CT_GROUP_ROWS;
 	h->rows = map_zeroed(n_rows * sizeof(struct ct_row));
@@ -129,8 +129,9 @@ struct ct_htab *ct_htab_new(uint64_t n_rows)
 	h->sub_due_inv = map_zeroed(h->n_subs * sizeof(*h->sub_due_inv));
 	h->slot_due = map_zeroed(n_rows * CT_ROW_SLOTS * sizeof(*h->slot_due));
 	h->slot_dirty = map_zeroed(h->n_groups * sizeof(*h->slot_dirty));
+	h->group_hmark = map_zeroed(h->n_groups * sizeof(*h->group_hmark));
 	if (!h->rows || !h->group_due_inv || !h->sub_due_inv || !h->slot_due ||
-	    !h->slot_dirty) {
+	    !h->slot_dirty || !h->group_hmark) {
 		ct_htab_free(h);
 		return NULL;
 	}
@@ -150,6 +151,8 @@ void ct_htab_free(struct ct_htab *h)
 		munmap(h->sub_due_inv, h->n_subs * sizeof(*h->sub_due_inv));
 	if (h->slot_due)
 		munmap(h->slot_due, h->n_rows * CT_ROW_SLOTS * sizeof(*h->slot_due));
+	if (h->group_hmark)
+		munmap(h->group_hmark, h->n_groups * sizeof(*h->group_hmark));
 	if (h->slot_dirty)
 		munmap(h->slot_dirty, h->n_groups * sizeof(*h->slot_dirty));
 	free(h);

@@ -57,6 +57,27 @@
  * allocated 128 bytes, 128-aligned: a pair of lines a spatial prefetcher
  * fetches together), decoded against the head's D too.
  *
+ * Group-handle marks (with the collector's wheel, wheel.h).  A
+ * shortened timeout needs a handle that leads to a visit of its row,
+ * since its writer does not know its slot; but a connection with data in
+ * flight shortens its timeout at every data segment (ESTABLISHED's 5
+ * days to the 300 s of unacknowledged data) and lengthens it at every
+ * ACK, and a handle per segment filled the packet threads' rings faster
+ * than any collector could empty them (the wheel was reseeded over and
+ * over: a busy core at 1M flows with nothing due).  So each group of 64
+ * rows has a 32-bit mark, the unit of the last group handle queued for
+ * it (an array of its own, 4 bytes a group: it stays in cache, where a
+ * mark per row beside the slot bounds cost a miss a segment).  A group
+ * handle's visit reads the group's dirty bits and visits each dirty row
+ * by its bound (gc.c, gc_wheel_group).  A writer sets its row's dirty
+ * bit, lowers the bounds, then reads the group's mark: one at or before
+ * its new expiry means a visit will come in time, and it queues nothing;
+ * else it stores its own mark and then queues its handle.  The collector
+ * clears a group's mark before it reads the group's dirty bits, in a
+ * group handle's visit and in the wheel's seeding walk (a reseed drops
+ * every handle) - so a mark is always that of a handle still queued, or
+ * of a visit that has yet to read the bits.
+ *
  * Memory ordering: slots are published with release stores and read with
  * acquire loads; an entry is fully initialised before its slot is stored.
  */
@@ -84,7 +105,7 @@
 /* slot bounds: units of 2^20 ns (1.05 ms), 2^16 units (68.7 s) of range */
 #define CT_SLOT_DUE_SHIFT 20
 /* the last chain position a slot handle can name (= CT_WH_MAX_POS) */
-#define CT_SLOT_HANDLE_MAX_POS 30u
+#define CT_SLOT_HANDLE_MAX_POS 29u
 
 struct ct_row {
 	_Atomic uint64_t slot[CT_ROW_SLOTS];
@@ -115,6 +136,8 @@ struct ct_htab {
 	 * group) */
 	_Atomic uint16_t *slot_due;
 	_Atomic uint64_t *slot_dirty;
+	/* group-handle marks (below), one per group */
+	_Atomic uint32_t *group_hmark;
 	_Atomic(struct ct_htab *) future; /* resize target, or NULL */
 	_Atomic uint64_t mig_next;     /* next row to claim for migration */
 	_Atomic uint64_t mig_done;     /* rows migrated */
@@ -412,6 +435,12 @@ static inline _Atomic uint16_t *ct_slot_due(const struct ct_htab *h, uint64_t id
 	return &h->slot_due[idx * CT_ROW_SLOTS];
 }
 
+/* The group-handle mark of group @grp of @h (htab.h's top comment). */
+static inline _Atomic uint32_t *ct_group_hmark(const struct ct_htab *h, uint64_t grp)
+{
+	return &h->group_hmark[grp];
+}
+
 /* The slot bounds of row @r of the chain whose head is @head. */
 static inline _Atomic uint16_t *ct_row_slot_due(const struct ct_htab *h,
 						const struct ct_row *head,
@@ -504,6 +533,45 @@ static inline void ct_slot_due_dirty(struct ct_htab *h, uint64_t idx)
 
 	if (!(atomic_load_explicit(w, memory_order_seq_cst) & bit))
 		atomic_fetch_or_explicit(w, bit, memory_order_seq_cst);
+}
+
+/* Group-handle marks hold unit numbers mod 2^32; one is believed only
+ * within this many units (2^50 ns, ~13 days) of now and of the expiry it
+ * is compared with, so that no comparison wraps. */
+#define CT_HMARK_RANGE (1u << 30)
+
+/* The mark of a group handle queued for @exp: its unit, an upper bound
+ * of the handle's time (0 means no mark, so unit 0 is marked 1). */
+static inline uint32_t ct_hmark_enc(uint64_t exp)
+{
+	uint32_t m = (uint32_t)(exp >> CT_SLOT_DUE_SHIFT);
+
+	return m ? m : 1;
+}
+
+/* Whether a timeout shortened to @exp at @now may be marked (it is near
+ * enough for a mark to be compared with). */
+static inline bool ct_hmark_fits(uint64_t exp, uint64_t now)
+{
+	return exp >= now && (exp - now) >> CT_SLOT_DUE_SHIFT < CT_HMARK_RANGE;
+}
+
+/*
+ * ct_group_hmark_covers - whether group @grp has a group handle queued at
+ * or before @exp (its mark says so: see htab.h's top comment), so that a
+ * timeout shortened to @exp at @now needs no handle of its own.  Called
+ * after the row's dirty bit was set (seq_cst both).
+ */
+static inline bool ct_group_hmark_covers(const struct ct_htab *h, uint64_t grp,
+					 uint64_t exp, uint64_t now)
+{
+	uint32_t m = atomic_load_explicit(ct_group_hmark(h, grp), memory_order_seq_cst);
+	int32_t from_now = (int32_t)(m - (uint32_t)(now >> CT_SLOT_DUE_SHIFT));
+
+	if (!m || !ct_hmark_fits(exp, now) ||
+	    from_now > (int32_t)CT_HMARK_RANGE || from_now < -(int32_t)CT_HMARK_RANGE)
+		return false;
+	return (int32_t)(m - (uint32_t)(exp >> CT_SLOT_DUE_SHIFT)) <= 0;
 }
 
 /* Count entries in row chain @r (any thread; approximate while writers run). */

@@ -469,25 +469,43 @@ bool ct_wheel_ring_self_drain(struct ct_thread *thr)
 	return ok;
 }
 
-void ct_conn_due_lowered(struct ct_thread *thr, struct ct_conn *c)
+void ct_conn_due_lowered(struct ct_thread *thr, struct ct_conn *c, ct_time_ns now)
 {
 	struct ct_table *t = thr->t;
 	struct ct_htab *h = atomic_load_explicit(&t->htab, memory_order_acquire);
 	struct ct_htab *f = atomic_load_explicit(&h->future, memory_order_acquire);
-	uint64_t exp;
+	uint64_t exp, idx;
 
 	/* the store of c->expires must be ordered before the loads of the
 	 * bounds (gc.c explains the pairing) */
 	atomic_thread_fence(memory_order_seq_cst);
 	exp = __atomic_load_n(&c->expires, __ATOMIC_RELAXED);
-	ct_htab_lower_due(h, ct_row_index(c->hash, h->n_rows), exp);
+	idx = ct_row_index(c->hash, h->n_rows);
+	ct_htab_lower_due(h, idx, exp);
 	if (f)
 		ct_htab_lower_due(f, ct_row_index(c->hash, f->n_rows), exp);
-	/* a row handle whether or not a bound was lowered: slot visits
-	 * leave row bounds low, so the row's last handle may be long gone
-	 * (wheel.h).  A handle is a hash: one for either generation will do
-	 * (and a resize's end seeds the wheel again anyway) */
-	ct_wheel_note(thr, c->hash, exp);
+	if (!atomic_load_explicit(&t->wheel_on, memory_order_relaxed))
+		return;
+	/* A handle whether or not a bound was lowered - slot visits leave
+	 * row bounds low, so the row's last handle may be long gone
+	 * (wheel.h) - but a group handle, and none when the group's mark
+	 * shows one queued at or before @exp (htab.h: group-handle marks),
+	 * which a connection with data in flight finds at nearly every
+	 * segment.  The mark is stored before the handle is queued.  While
+	 * a resize runs, a row handle and no mark: a handle is a hash, one
+	 * for either generation will do (and the resize's end seeds the
+	 * wheel again anyway). */
+	if (!f && ct_hmark_fits(exp, now)) {
+		uint64_t grp = idx / CT_GROUP_ROWS;
+
+		if (ct_group_hmark_covers(h, grp, exp, now))
+			return;
+		atomic_store_explicit(ct_group_hmark(h, grp), ct_hmark_enc(exp),
+				      memory_order_seq_cst);
+		ct_wheel_note_slot(thr, (uint32_t)c->hash, CT_WRING_GROUP, exp);
+		return;
+	}
+	ct_wheel_note_slot(thr, (uint32_t)c->hash, 0, exp);
 }
 
 /* ---- online resize ---- */

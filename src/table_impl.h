@@ -386,7 +386,7 @@ struct ct_conn *ct_table_find(struct ct_thread *thr, uint64_t hash,
 			      const struct ct_tuple *key,
 			      const struct ct_tuple *inv, enum ct_dir *dir);
 /* Lower the due bounds of @c's row after its expiry got shorter. */
-void ct_conn_due_lowered(struct ct_thread *thr, struct ct_conn *c);
+void ct_conn_due_lowered(struct ct_thread *thr, struct ct_conn *c, ct_time_ns now);
 /* Help an ongoing resize: migrate up to @rows rows.  Returns true while
  * a resize is still in progress.  Call inside a read-side section. */
 bool ct_table_resize_step(struct ct_table *t, uint64_t rows);

@@ -832,7 +832,7 @@ lookup:
 			}
 			ct_conn_unlock(c);
 			if (lowered)
-				ct_conn_due_lowered(thr, c);
+				ct_conn_due_lowered(thr, c, now);
 			set_invalid(thr, ns, v, out.reason ? out.reason : CT_PR_TCP_INVALID_STATE);
 			bc->conn = c;
 			bc->dir = dir;
@@ -889,7 +889,7 @@ lookup:
 			ct_conn_unlock(c);
 		}
 		if (lowered)
-			ct_conn_due_lowered(thr, c);
+			ct_conn_due_lowered(thr, c, now);
 		bc->conn = c;
 		bc->dir = dir;
 		return;
@@ -1007,8 +1007,8 @@ process_run(struct ct_thread *thr, const struct ct_packet *const *pkts,
 	}
 	if (held)
 		ct_conn_unlock(c);
-	if (lowered)
-		ct_conn_due_lowered(thr, c);
+	if (lowered)   /* at the time of the run's last packet */
+		ct_conn_due_lowered(thr, c, per_pkt ? pkts[j ? j - 1 : 0]->ts : now0);
 	/* a DYING entry sends the next packet of the tuple to a lookup */
 	return j;
 }

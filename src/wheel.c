@@ -179,6 +179,9 @@ void ct_wheel_ring_drain(struct ct_wheel *w, struct ct_wheel_ring *r)
 		if (!x->gen)
 			ref = (uint32_t)ct_row_index(ref, w->n_rows) |
 			      CT_WH_ROW << CT_WH_POS_SHIFT;
+		else if (x->gen == CT_WRING_GROUP)
+			ref = ((uint32_t)ct_row_index(ref, w->n_rows) & ~(uint32_t)(CT_GROUP_ROWS - 1)) |
+			      CT_WH_GROUP << CT_WH_POS_SHIFT;
 		else if (x->gen != gen)
 			continue;
 		d = (due >> CT_WHEEL_SHIFT0) - b1;

@@ -25,13 +25,20 @@
  * its way, and a refresh costs nothing until the old time comes.
  *
  * Row handles name a whole row (position CT_WH_ROW), for what a slot
- * handle cannot: a shortened timeout (the writer does not know its slot;
- * it sets the row's dirty bit and queues a row handle), slots past
+ * handle cannot: a shortened timeout while a resize runs (the writer
+ * does not know its slot; it sets the row's dirty bit and queues a row
+ * handle), slots past
  * CT_WH_MAX_POS of a long chain, and the seeding walk's rows whose slots
  * have no bound yet.  A row visit is the scan's (gc_row): it reads what
  * is due or unbounded, and queues a slot handle for every bound it
  * writes anew, a row handle for the chain's far slots.  Row bounds stay
  * lower bounds for the scan, though slot visits never raise them.
+ *
+ * Group handles (position CT_WH_GROUP) are what a shortened timeout
+ * queues otherwise, at most one per group and visit (the group's mark,
+ * htab.h, says when one is queued early enough): the visit reads the
+ * group's dirty bits and visits every dirty row by its bound - at once
+ * if the bound has come, else by a row handle at it.
  *
  * Positions must not move under a handle: with the wheel on, only an
  * empty tail of a chain's overflow rows leaves it (an empty row in the
@@ -96,7 +103,8 @@ struct ct_wh {
 };
 
 /* a handle on a packet thread's ring: its time in ns, and a hash of an
- * entry of the row (gen 0), or a ref into generation gen */
+ * entry of the row (gen 0: a row handle; gen CT_WRING_GROUP: a group
+ * handle for the row's group), or a ref into generation gen */
 struct ct_wring_ent {
 	uint64_t due;
 	uint32_t key;
@@ -104,6 +112,7 @@ struct ct_wring_ent {
 };
 
 #define CT_WH_UNIT_SHIFT 20     /* = CT_SLOT_DUE_SHIFT (gc.c checks) */
+#define CT_WRING_GROUP UINT32_MAX   /* never a generation (htab.c) */
 
 #define CT_WHEEL_LEVELS 3
 #define CT_WHEEL_BUCKETS 4096
@@ -112,11 +121,13 @@ struct ct_wring_ent {
 #define CT_WHEEL_BLK ((1024 - 16) / sizeof(struct ct_wh))
 
 /* a ref: row index | position << 27, position CT_WH_ROW naming the whole
- * row, 0..CT_WH_MAX_POS a slot of its chain (6 per row, head first) */
+ * row, CT_WH_GROUP the group of 64 rows that starts at the row,
+ * 0..CT_WH_MAX_POS a slot of its chain (6 per row, head first) */
 #define CT_WH_POS_SHIFT 27
 #define CT_WH_ROW_MASK ((1u << CT_WH_POS_SHIFT) - 1)
 #define CT_WH_ROW 31u
-#define CT_WH_MAX_POS 30u
+#define CT_WH_GROUP 30u
+#define CT_WH_MAX_POS 29u
 
 /* Whether a table of @n_rows rows can be named by refs (else the
  * collector scans it, and its inserts queue no slot handle). */
