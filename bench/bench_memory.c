@@ -27,7 +27,13 @@
  * collector takes emptied ones out of their chains for reuse, without
  * which they stayed until the next resize and the churned table grew.
  *
- * Options: --conns N (default 10M; --quick: 1M)  --turnovers N.
+ * Finders (--finder scan,wheel; default wheel, the library's): with the
+ * wheel every entry has a slot handle in it (8 bytes; wheel.h) once a
+ * collector step has run, and the churned table carries the stale ones;
+ * the scan keeps nothing but the bounds.  Variants run with the scan are
+ * named with "-scan" at the end.
+ *
+ * Options: --conns N (default 10M; --quick: 1M)  --turnovers N  --finder.
  */
 #include <netinet/in.h>
 #include <stdio.h>
@@ -38,9 +44,14 @@
 
 #include "bench_util.h"
 
+/* --finder's words */
+static const char *const finder_names[] = { "scan", "wheel" };
+
 /* A table as every variant measures it: the library's defaults with no
- * limit, checksums off, accounting as asked; *@thr attached to it. */
-static struct ct_table *mem_table(bool acct, struct ct_thread **thr)
+ * limit, checksums off, accounting as asked, the collector finding due
+ * entries by the scan of the bounds if @scan (else by the wheel, the
+ * default); *@thr attached to it. */
+static struct ct_table *mem_table(bool acct, bool scan, struct ct_thread **thr)
 {
 	struct ct_table_config cfg;
 	struct ct_table *t;
@@ -50,6 +61,13 @@ static struct ct_table *mem_table(bool acct, struct ct_thread **thr)
 	cfg.settings.checksum = 0;
 	cfg.settings.acct = acct;
 	t = bu_table(&cfg);
+	if (scan) {
+		struct ct_gc_policy pol;
+
+		ct_gc_policy_default(&pol);
+		pol.lock = CT_GC_LOCK_DUE;
+		ct_gc_set_policy(t, &pol);
+	}
 	*thr = ct_thread_attach(t);
 	return t;
 }
@@ -67,14 +85,14 @@ static uint64_t settled_rss(struct ct_table *t, struct ct_thread **thr)
 
 /* The churn variant (see the top): RSS per connection after the fill and
  * after --turnovers times the table has been replaced. */
-static int child_churn(const struct bench_args *a, uint64_t conns)
+static int child_churn(const struct bench_args *a, uint64_t conns, bool scan)
 {
 	const unsigned slices = 10;
 	const ct_time_ns gap = 3000000000ull;
 	uint64_t turnovers = bu_opt_u64(a, "turnovers", 3);
 	uint64_t per = conns / slices, ok = 0, expired = 0, freed = 0;
 	struct ct_thread *thr;
-	struct ct_table *t = mem_table(true, &thr);
+	struct ct_table *t = mem_table(true, scan, &thr);
 	struct ct_gc_result res;
 	uint64_t rss0, rss_fill, rss1, t0;
 	ct_time_ns now = 1000000000ull;
@@ -93,7 +111,8 @@ static int child_churn(const struct bench_args *a, uint64_t conns)
 		bu_fill_udp(thr, (uint32_t)((slices + k) * per), per, 0, now, false);
 	}
 	rss1 = settled_rss(t, &thr);
-	bu_rec_begin(&r, a, "memory", "udp-acct-on-churn");
+	bu_rec_begin(&r, a, "memory", scan ? "udp-acct-on-churn-scan" : "udp-acct-on-churn");
+	bu_rec_str(&r, "finder", finder_names[!scan]);
 	bu_rec_str(&r, "l4", "udp");
 	bu_rec_bool(&r, "acct", true);
 	bu_rec_int(&r, "conns", ct_table_count(t));
@@ -111,10 +130,10 @@ static int child_churn(const struct bench_args *a, uint64_t conns)
 	return expired == turnovers * slices * per ? 0 : 1;
 }
 
-static int child(const struct bench_args *a, uint8_t l4, bool acct, uint64_t conns)
+static int child(const struct bench_args *a, uint8_t l4, bool acct, uint64_t conns, bool scan)
 {
 	struct ct_thread *thr;
-	struct ct_table *t = mem_table(acct, &thr);
+	struct ct_table *t = mem_table(acct, scan, &thr);
 	struct ct_gc_result res;
 	uint64_t rss0, rss1, t0, ok;
 	double secs;
@@ -130,9 +149,10 @@ static int child(const struct bench_args *a, uint8_t l4, bool acct, uint64_t con
 	 * the old generation its grace period */
 	ct_gc_step(thr, t0, 0, &res);
 	rss1 = settled_rss(t, &thr);
-	snprintf(name, sizeof(name), "%s-acct-%s", l4 == IPPROTO_TCP ? "tcp" : "udp",
-		 acct ? "on" : "off");
+	snprintf(name, sizeof(name), "%s-acct-%s%s", l4 == IPPROTO_TCP ? "tcp" : "udp",
+		 acct ? "on" : "off", scan ? "-scan" : "");
 	bu_rec_begin(&r, a, "memory", name);
+	bu_rec_str(&r, "finder", finder_names[!scan]);
 	bu_rec_str(&r, "l4", l4 == IPPROTO_TCP ? "tcp" : "udp");
 	bu_rec_bool(&r, "acct", acct);
 	bu_rec_int(&r, "conns", ok);
@@ -157,11 +177,15 @@ int bench_memory(const struct bench_args *a)
 		{ IPPROTO_TCP, false, false }, { IPPROTO_TCP, true, false },
 		{ IPPROTO_UDP, true, true },
 	};
+	unsigned fins[2];
+	unsigned nf = bu_opt_words(a, "finder", "wheel", finder_names, 2, fins, 2);
 	int err = 0;
 
 	bu_note(a, "memory: RSS growth per connection at %llu connections",
 		(unsigned long long)conns);
-	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+	for (size_t k = 0; k < nf * (sizeof(v) / sizeof(v[0])); k++) {
+		size_t i = k % (sizeof(v) / sizeof(v[0]));
+		bool scan = fins[k / (sizeof(v) / sizeof(v[0]))] == 0;
 		pid_t pid;
 		int st;
 
@@ -172,8 +196,8 @@ int bench_memory(const struct bench_args *a)
 			return 1;
 		}
 		if (pid == 0)
-			_exit(v[i].churn ? child_churn(a, conns)
-					 : child(a, v[i].l4, v[i].acct, conns));
+			_exit(v[i].churn ? child_churn(a, conns, scan)
+					 : child(a, v[i].l4, v[i].acct, conns, scan));
 		if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
 			err = 1;
 	}

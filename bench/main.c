@@ -75,6 +75,7 @@ static const struct bench_opt throughput_opts[] = {
 static const struct bench_opt memory_opts[] = {
 	{ "conns", BV_COUNT, "N", "connections per variant (default 10M; --quick 1M)", 0, 0 },
 	{ "turnovers", BV_COUNT, "N", "churn: times the table is replaced (default 3)", 0, 1000 },
+	{ "finder", BV_WORDS, "scan,wheel", "how the collector finds due entries, each runs every variant (default wheel, the library's; scan keeps no handles)", 0, 0 },
 	QUICK("1M connections"),
 	{ .name = NULL }
 };

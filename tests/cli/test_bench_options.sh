@@ -145,6 +145,27 @@ assert off["expired"] > 0 and off["ns_per_expired"] > 0, off
 ' "$tmp/out"
 }
 ok_if "gc-busy --live: the collector thread measured with and without events" live_ok
+# memory --finder scan,wheel: every variant with each way of finding due
+# entries, the scan's named -scan, on the same connections (how many
+# bytes each costs is the benchmark's to measure, at 10M: RSS moves by
+# huge pages at this size)
+finder_ok() {
+	run 0 "" memory --conns 50k --turnovers 1 --finder scan,wheel --json &&
+	python3 -c '
+import json, sys
+rs = {r["variant"]: r for r in map(json.loads, open(sys.argv[1]))}
+base = ["udp-acct-off", "udp-acct-on", "tcp-acct-off", "tcp-acct-on", "udp-acct-on-churn"]
+assert sorted(rs) == sorted(base + [v + "-scan" for v in base]), sorted(rs)
+for v in base:
+    w, s = rs[v], rs[v + "-scan"]
+    assert w["finder"] == "wheel" and s["finder"] == "scan", (w, s)
+    assert w["conns"] == s["conns"] and w["bytes_per_conn"] > 0 and s["bytes_per_conn"] > 0, (w, s)
+    assert w.get("expired") == s.get("expired"), (w, s)
+' "$tmp/out"
+}
+ok_if "memory --finder scan,wheel: each variant with both" finder_ok
+ok_if "memory --finder takes scan and wheel only" \
+	run 2 "--finder" memory --finder bogus
 ok_if "docs: throughput --threads 1,2,4,8,16 --flows 1M,10M --work est,new-udp" \
 	run 0 "" throughput --threads 1,2,4,8,16 --flows 1M,10M --work est,new-udp --check
 
