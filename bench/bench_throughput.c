@@ -32,7 +32,10 @@
  * CT_GC_LOCK_DUE, adaptive schedule); wheel (the library's default,
  * CT_GC_LOCK_WHEEL, running throughout: with new connections, every
  * insert queues a slot handle that the collector empties into its
- * wheel); lock-nonempty (pf's policy in the
+ * wheel; seeded first, by one collector step before the workers start,
+ * whose time is reported as gc_prestep_ms - the walk over every row that
+ * seeds a wheel switched on is not what runs while traffic flows);
+ * lock-nonempty (pf's policy in the
  * same thread, for contrast); alternating (the library's default policy -
  * the wheel since stop 16 - started and stopped every 50 ms
  * while the packet threads run, after a first half-period of warm-up
@@ -397,7 +400,7 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 	struct worker *w = calloc(vr->threads, sizeof(*w));
 	struct ct_gc_policy pol;
 	uint64_t proc0, wall0, wall, gc_cpu = 0, tot_pkts = 0, tot_conns = 0, bad = 0;
-	uint64_t worker_cpu = 0;
+	uint64_t worker_cpu = 0, prestep_ns = 0;
 	size_t n_lat;
 	double mpps_sum = 0, mpps_min = 1e18, mpps_wall_sum = 0, parse_ns = 0;
 	double track_ns = 0, *lat;
@@ -414,24 +417,28 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 			pol.lock = vr->gc == GC_NONEMPTY ? CT_GC_LOCK_NONEMPTY :
 				   vr->gc == GC_WHEEL ? CT_GC_LOCK_WHEEL : CT_GC_LOCK_DUE;
 		ct_gc_set_policy(sh->t, &pol);
+		if (vr->gc == GC_ALT || vr->gc == GC_WHEEL) {
+			/* one step before the workers start: a wheel not
+			 * seeded (no collector since the fill, or the policy
+			 * just switched from due-time) is seeded by a walk
+			 * over every row in the collector's first run, ~50 ms
+			 * a million rows, sliced over as many runs as it
+			 * takes; what these variants measure is the
+			 * collector's steady state, and the step's time is
+			 * reported apart (gc_prestep_ms) */
+			struct ct_thread *thr = ct_thread_attach(sh->t);
+			struct ct_gc_result res;
+			uint64_t t0 = bu_mono_ns();
+
+			if (thr) {
+				ct_gc_step(thr, t0, 0, &res);
+				ct_thread_detach(thr);
+			}
+			prestep_ns = bu_mono_ns() - t0;
+		}
 		if (vr->gc != GC_ALT) {
 			ct_gc_start(sh->t, NULL, NULL);
 			atomic_store(&sh->gc_on, 1);
-		} else {
-			/* one step before the workers start: a wheel never
-			 * seeded (no collector ran since the fill) is seeded
-			 * by a walk over every row, ~50 ms a million rows, in
-			 * the collector's first run; the comparison is of the
-			 * collector's steady state, and the walk's cost shows
-			 * in the wheel variant's gc_cpu_pct after the switch
-			 * from due-time */
-			struct ct_thread *thr = ct_thread_attach(sh->t);
-			struct ct_gc_result res;
-
-			if (thr) {
-				ct_gc_step(thr, bu_mono_ns(), 0, &res);
-				ct_thread_detach(thr);
-			}
 		}
 	}
 	if (vr->work != W_EST) {
@@ -529,6 +536,8 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 	bu_rec_num(&r, "burst_us_p999", bu_percentile(lat, n_lat, 99.9));
 	bu_rec_num(&r, "wall_s", (double)wall / 1e9);
 	bu_rec_num(&r, "gc_cpu_pct", (double)gc_cpu * 100.0 / (double)wall);
+	if (vr->gc == GC_ALT || vr->gc == GC_WHEEL)
+		bu_rec_num(&r, "gc_prestep_ms", (double)prestep_ns / 1e6);
 	/* scaling against the 1-thread run of the same workload */
 	snprintf(key, sizeof(key), "%s|%llu|%g|%d|%d|%d", work_name[vr->work],
 		 (unsigned long long)sh->flows, vr->zipf, vr->gc, vr->frames, vr->acct);
