@@ -52,7 +52,6 @@
  * Options: --conns N (1M), --seconds S (live: 10), --finder, --rounds N
  * (driven, events off: 5), --quick (one round).
  */
-#include <dirent.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -278,52 +277,6 @@ static int run_driven(const struct bench_args *a, uint64_t conns,
 
 /* ---- live ---- */
 
-/* The library's collector thread (named "ct-gc" by ct_gc_start): its
- * task id, or 0 when not found. */
-static int gc_thread_tid(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int tid = 0;
-
-	if (!d)
-		return 0;
-	while (!tid && (e = readdir(d))) {
-		char path[300], comm[32] = "";
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(comm, sizeof(comm), f) && strcmp(comm, "ct-gc\n") == 0)
-			tid = atoi(e->d_name);
-		fclose(f);
-	}
-	closedir(d);
-	return tid;
-}
-
-/* Nanoseconds task @tid of this process has run (schedstat's first
- * field), or 0. */
-static uint64_t task_run_ns(int tid)
-{
-	char path[64];
-	unsigned long long ns = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu", &ns) != 1)
-		ns = 0;
-	fclose(f);
-	return ns;
-}
-
 /*
  * @events: with the DESTROY handler (lateness measured; the collector's
  * CPU clock found from inside it, from the first removal on), or without
@@ -382,8 +335,8 @@ static int run_live(const struct bench_args *a, uint64_t conns, unsigned seconds
 		if (now - start >= (uint64_t)seconds * 1000000000ull)
 			break;
 		if (!events && step == 1000000000ull / STEP_NS) {
-			tid = gc_thread_tid();
-			run0 = tid ? task_run_ns(tid) : 0;
+			tid = bu_gc_thread_tid();
+			run0 = tid ? bu_task_run_ns(tid) : 0;
 			ct_table_get_stats(t, &sm);
 		}
 		if (due > now)
@@ -398,7 +351,7 @@ static int run_live(const struct bench_args *a, uint64_t conns, unsigned seconds
 		cpu_end = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	}
 	if (tid) {
-		run1 = task_run_ns(tid);
+		run1 = bu_task_run_ns(tid);
 		ct_table_get_stats(t, &s1);
 		removed0 = s1.expired - sm.expired;
 	}

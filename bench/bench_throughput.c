@@ -47,6 +47,11 @@
  * could).  Nothing is due during a run (established flows live 5
  * days or 300 s with data in flight), so this shows what a running
  * collector costs the packet threads, not what expiry costs.
+ * gc_cpu_pct is the collector thread's run time over the run's wall time
+ * (schedstat of the thread ct_gc_start names "ct-gc", summed over the
+ * alternating variant's threads; gc_cpu_from says "ct-gc"), or, without
+ * a collector, the process's CPU less the workers' (liburcu's threads,
+ * the main thread: "process-less-workers").
  *
  * Checksums: checking is off (nf_conntrack_checksum = 0) in every
  * variant, as on a dataplane whose NIC verifies checksums; the parsed
@@ -105,6 +110,10 @@ struct shared {
 	/* alternating: whether the collector runs, and a count of changes
 	 * (a burst that saw the count move is filed under neither) */
 	_Atomic unsigned gc_on, gc_changes;
+	/* alternating: the run time of the collector threads it stopped
+	 * (schedstat), and whether one was not found */
+	uint64_t gc_run_ns;
+	bool gc_run_missing;
 	_Atomic unsigned workers_done;
 	bool ceiling_done;        /* this table's cpu-ceiling records are out */
 };
@@ -307,6 +316,18 @@ static void flows_label(char *buf, size_t size, uint64_t flows)
 		snprintf(buf, size, "%llu", (unsigned long long)flows);
 }
 
+/* Add the run time of the collector thread about to be stopped to
+ * sh->gc_run_ns (its whole life: each start is a new thread). */
+static void gc_thread_run(struct shared *sh)
+{
+	int tid = bu_gc_thread_tid();
+
+	if (tid)
+		sh->gc_run_ns += bu_task_run_ns(tid);
+	else
+		sh->gc_run_missing = true;
+}
+
 /* Until every worker is done: the collector thread runs for a
  * half-period, then does not, and so on.  gc_on says which, and
  * gc_changes moves around each change, so that a burst can tell whether
@@ -328,6 +349,7 @@ static void alternate_collector(struct shared *sh, unsigned threads)
 		atomic_fetch_add_explicit(&sh->gc_changes, 1, memory_order_acq_rel);
 		if (on) {
 			atomic_store(&sh->gc_on, 0);
+			gc_thread_run(sh);
 			ct_gc_stop(sh->t);
 		} else {
 			ct_gc_start(sh->t, NULL, NULL);
@@ -337,8 +359,10 @@ static void alternate_collector(struct shared *sh, unsigned threads)
 		on = !on;
 		nanosleep(&ts, NULL);
 	}
-	if (on)
+	if (on) {
+		gc_thread_run(sh);
 		ct_gc_stop(sh->t);
+	}
 	atomic_store(&sh->gc_on, 0);
 }
 
@@ -400,7 +424,9 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 	struct worker *w = calloc(vr->threads, sizeof(*w));
 	struct ct_gc_policy pol;
 	uint64_t proc0, wall0, wall, gc_cpu = 0, tot_pkts = 0, tot_conns = 0, bad = 0;
-	uint64_t worker_cpu = 0, prestep_ns = 0;
+	uint64_t worker_cpu = 0, prestep_ns = 0, gc_run0 = 0, gc_run1 = 0;
+	const char *gc_from = "process-less-workers";
+	int gc_tid = 0;
 	size_t n_lat;
 	double mpps_sum = 0, mpps_min = 1e18, mpps_wall_sum = 0, parse_ns = 0;
 	double track_ns = 0, *lat;
@@ -466,13 +492,22 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 	pthread_barrier_wait(&sh->bar);
 	proc0 = bu_proc_cpu_ns();
 	wall0 = bu_mono_ns();
+	sh->gc_run_ns = 0;
+	sh->gc_run_missing = false;
+	if (vr->gc != GC_OFF && vr->gc != GC_ALT) {
+		gc_tid = bu_gc_thread_tid();
+		gc_run0 = gc_tid ? bu_task_run_ns(gc_tid) : 0;
+	}
 	if (vr->gc == GC_ALT)
 		alternate_collector(sh, vr->threads);
 	for (unsigned i = 0; i < vr->threads; i++)
 		pthread_join(w[i].th, NULL);
 	wall = bu_mono_ns() - wall0;
-	if (vr->gc != GC_OFF && vr->gc != GC_ALT)
+	if (vr->gc != GC_OFF && vr->gc != GC_ALT) {
+		if (gc_tid)
+			gc_run1 = bu_task_run_ns(gc_tid);
 		ct_gc_stop(sh->t);
+	}
 	pthread_barrier_destroy(&sh->bar);
 	for (unsigned i = 0; i < vr->threads; i++) {
 		double m = (double)w[i].pkts * 1e3 / (double)(w[i].track_ns + w[i].parse_ns);
@@ -488,10 +523,20 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 		parse_ns += (double)w[i].parse_ns;
 		track_ns += (double)w[i].track_ns;
 	}
-	/* the main thread only waited: the rest of the process is the
-	 * collector (and liburcu's helper threads) */
-	gc_cpu = bu_proc_cpu_ns() - proc0;
-	gc_cpu = gc_cpu > worker_cpu ? gc_cpu - worker_cpu : 0;
+	/* the collector thread's run time (schedstat: the thread ct_gc_start
+	 * named "ct-gc"); without it, the process's CPU less the workers'
+	 * (the main thread only waited; liburcu's helper threads count
+	 * too) */
+	if (vr->gc == GC_ALT && !sh->gc_run_missing) {
+		gc_cpu = sh->gc_run_ns;
+		gc_from = "ct-gc";
+	} else if (vr->gc != GC_OFF && vr->gc != GC_ALT && gc_tid) {
+		gc_cpu = gc_run1 > gc_run0 ? gc_run1 - gc_run0 : 0;
+		gc_from = "ct-gc";
+	} else {
+		gc_cpu = bu_proc_cpu_ns() - proc0;
+		gc_cpu = gc_cpu > worker_cpu ? gc_cpu - worker_cpu : 0;
+	}
 	lat = lat_us(w, vr->threads, -1, &n_lat);
 
 	flows_label(fl, sizeof(fl), sh->flows);
@@ -536,6 +581,7 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 	bu_rec_num(&r, "burst_us_p999", bu_percentile(lat, n_lat, 99.9));
 	bu_rec_num(&r, "wall_s", (double)wall / 1e9);
 	bu_rec_num(&r, "gc_cpu_pct", (double)gc_cpu * 100.0 / (double)wall);
+	bu_rec_str(&r, "gc_cpu_from", gc_from);
 	if (vr->gc == GC_ALT || vr->gc == GC_WHEEL)
 		bu_rec_num(&r, "gc_prestep_ms", (double)prestep_ns / 1e6);
 	/* scaling against the 1-thread run of the same workload */

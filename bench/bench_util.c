@@ -14,6 +14,7 @@
  * (20-byte IP header, 20- or 32-byte TCP header, 8-byte UDP header) so
  * that accounting counts what it would count.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -55,6 +56,52 @@ uint64_t bu_proc_cpu_ns(void)
 	getrusage(RUSAGE_SELF, &ru);
 	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
 	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
+}
+
+/* The library's collector thread (named "ct-gc" by ct_gc_start): its
+ * task id, or 0 when not found. */
+int bu_gc_thread_tid(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int tid = 0;
+
+	if (!d)
+		return 0;
+	while (!tid && (e = readdir(d))) {
+		char path[300], comm[32] = "";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && strcmp(comm, "ct-gc\n") == 0)
+			tid = atoi(e->d_name);
+		fclose(f);
+	}
+	closedir(d);
+	return tid;
+}
+
+/* Nanoseconds task @tid of this process has run (schedstat's first
+ * field), or 0. */
+uint64_t bu_task_run_ns(int tid)
+{
+	char path[64];
+	unsigned long long ns = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu", &ns) != 1)
+		ns = 0;
+	fclose(f);
+	return ns;
 }
 
 void bu_sleep_ns(uint64_t ns)

@@ -30,6 +30,11 @@
 uint64_t bu_mono_ns(void);
 uint64_t bu_thread_cpu_ns(void);
 uint64_t bu_proc_cpu_ns(void);   /* user + system of the whole process */
+/* The library's collector thread (named "ct-gc" by ct_gc_start): its task
+ * id in this process, or 0 when none runs; and the nanoseconds a task of
+ * this process has run (schedstat), or 0. */
+int bu_gc_thread_tid(void);
+uint64_t bu_task_run_ns(int tid);
 void bu_sleep_ns(uint64_t ns);
 
 /*

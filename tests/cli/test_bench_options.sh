@@ -166,6 +166,26 @@ for v in base:
 ok_if "memory --finder scan,wheel: each variant with both" finder_ok
 ok_if "memory --finder takes scan and wheel only" \
 	run 2 "--finder" memory --finder bogus
+# throughput: the collector's CPU is its own thread's run time (the
+# thread ct_gc_start names "ct-gc"), for a collector that runs throughout
+# and for the alternating one's many threads; and the wheel variant's
+# seeding step is reported apart
+gc_cpu_ok() {
+	run 0 "" throughput --flows 1k --work est --gc off,wheel,alternating --pop uniform \
+		--threads 1 --path parsed --acct off --packets 4M --rounds 1 --json &&
+	python3 -c '
+import json, sys
+rs = {r["variant"]: r for r in map(json.loads, open(sys.argv[1])) if "gc" in r}
+off, wh, alt = (rs["est-1k-uniform-1t-gc-" + g] for g in ("off", "wheel", "alternating"))
+assert off["gc_cpu_from"] == "process-less-workers", off
+for r in (wh, alt):
+    assert r["gc_cpu_from"] == "ct-gc", r
+    assert 0 <= r["gc_cpu_pct"] < 50, r
+    assert r["gc_prestep_ms"] >= 0, r
+assert alt["bursts_gc_on"] > 0 and alt["bursts_gc_off"] > 0, alt
+' "$tmp/out"
+}
+ok_if "throughput: gc_cpu_pct from the ct-gc thread, the seeding step apart" gc_cpu_ok
 ok_if "docs: throughput --threads 1,2,4,8,16 --flows 1M,10M --work est,new-udp" \
 	run 0 "" throughput --threads 1,2,4,8,16 --flows 1M,10M --work est,new-udp --check
 
