@@ -67,6 +67,7 @@
 #include <time.h>
 
 #include "proto.h"
+#include "rcu.h"
 #include "table_impl.h"
 
 #define GC_VICTIMS (CT_ROW_SLOTS * 8)
@@ -1493,6 +1494,8 @@ int ct_gc_start(struct ct_table *t, ct_clock_fn clock, void *clock_arg)
 
 	if (t->gc_thread_on)
 		return -EALREADY;
+	/* liburcu's callback thread, from here (rcu.h says why) */
+	ct_rcu_callback_thread_start(t->cfg.rcu);
 	t->gc_clock = clock ? clock : default_clock;
 	t->gc_clock_arg = clock_arg;
 	atomic_store(&t->gc_stop, false);

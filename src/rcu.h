@@ -17,4 +17,11 @@
 
 const struct rcu_flavor_struct *ct_rcu_flavor(enum ct_rcu_flavor f);
 
+/* Start flavour @f's call_rcu callback thread (liburcu's default one)
+ * if it is not running yet, from the calling thread, whose name it takes:
+ * ct_gc_start calls this before it starts its "ct-gc" thread, which
+ * would otherwise lend that name to the callback thread when its first
+ * removals queue the first callbacks. */
+void ct_rcu_callback_thread_start(enum ct_rcu_flavor f);
+
 #endif /* CT_RCU_H */

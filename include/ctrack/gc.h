@@ -103,8 +103,11 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 typedef ct_time_ns (*ct_clock_fn)(void *arg);
 
 /* ct_gc_start - start the collector thread (one per table), named "ct-gc"
- * (top -H, ps -L, /proc/PID/task/TID/comm).  @clock NULL means
- * CLOCK_MONOTONIC.  Returns 0, -EALREADY, or -errno. */
+ * (top -H, ps -L, /proc/PID/task/TID/comm).  liburcu's call_rcu thread,
+ * which frees what the collector removes, is started first from the
+ * caller's thread if it is not running yet, so it takes the caller's
+ * name, not "ct-gc".  @clock NULL means CLOCK_MONOTONIC.  Returns 0,
+ * -EALREADY, or -errno. */
 int ct_gc_start(struct ct_table *t, ct_clock_fn clock, void *clock_arg);
 
 /* ct_gc_stop - stop it and wait for it to end. Returns 0 or -ESRCH. */
