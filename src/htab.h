@@ -560,7 +560,8 @@ static inline bool ct_hmark_fits(uint64_t exp, uint64_t now)
  * ct_group_hmark_covers - whether group @grp has a group handle queued at
  * or before @exp (its mark says so: see htab.h's top comment), so that a
  * timeout shortened to @exp at @now needs no handle of its own.  Called
- * after the row's dirty bit was set (seq_cst both).
+ * after the row's dirty bit was set (seq_cst both), for an @exp that
+ * ct_hmark_fits().
  */
 static inline bool ct_group_hmark_covers(const struct ct_htab *h, uint64_t grp,
 					 uint64_t exp, uint64_t now)
@@ -568,8 +569,7 @@ static inline bool ct_group_hmark_covers(const struct ct_htab *h, uint64_t grp,
 	uint32_t m = atomic_load_explicit(ct_group_hmark(h, grp), memory_order_seq_cst);
 	int32_t from_now = (int32_t)(m - (uint32_t)(now >> CT_SLOT_DUE_SHIFT));
 
-	if (!m || !ct_hmark_fits(exp, now) ||
-	    from_now > (int32_t)CT_HMARK_RANGE || from_now < -(int32_t)CT_HMARK_RANGE)
+	if (!m || from_now > (int32_t)CT_HMARK_RANGE || from_now < -(int32_t)CT_HMARK_RANGE)
 		return false;
 	return (int32_t)(m - (uint32_t)(exp >> CT_SLOT_DUE_SHIFT)) <= 0;
 }

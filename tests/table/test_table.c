@@ -1086,7 +1086,15 @@ static void test_entry_refreshed_after_its_slot_bound_was_set_leaves_at_its_new_
 	teardown_f(f);
 }
 
-static void use_wheel(struct fixture *f);
+/* The wheel (wheel.h) on @f's table, whatever the default. */
+static void use_wheel(struct fixture *f)
+{
+	struct ct_gc_policy pol;
+
+	ct_gc_policy_default(&pol);
+	pol.lock = CT_GC_LOCK_WHEEL;
+	ct_gc_set_policy(f->t, &pol);
+}
 
 static void shortened_after_slot_bound(bool reseed)
 {
@@ -1156,7 +1164,6 @@ static void shortened_after_slot_bound(bool reseed)
 	teardown_f(f);
 }
 
-/* The wheel (wheel.h) on @f's table, whatever the default. */
 static void test_timeout_shortened_after_its_slot_bound_was_set_is_not_missed(void **state)
 {
 	(void)state;
@@ -1167,15 +1174,6 @@ static void test_timeout_shortened_then_the_wheel_reseeded_is_not_missed(void **
 {
 	(void)state;
 	shortened_after_slot_bound(true);
-}
-
-static void use_wheel(struct fixture *f)
-{
-	struct ct_gc_policy pol;
-
-	ct_gc_policy_default(&pol);
-	pol.lock = CT_GC_LOCK_WHEEL;
-	ct_gc_set_policy(f->t, &pol);
 }
 
 /* Passes every 100 ms from @from until @n flows - flow i created at i
