@@ -427,6 +427,8 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 	struct ct_gc_policy pol;
 	uint64_t proc0, wall0, wall, gc_cpu = 0, tot_pkts = 0, tot_conns = 0, bad = 0;
 	uint64_t worker_cpu = 0, prestep_ns = 0, gc_run0 = 0, gc_run1 = 0;
+	uint64_t seeds0 = 0;
+	struct ct_stats st;
 	const char *gc_from = "process-less-workers";
 	int gc_tid = 0;
 	size_t n_lat;
@@ -495,6 +497,8 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 		pthread_create(&w[i].th, NULL, worker_main, &w[i]);
 	}
 	pthread_barrier_wait(&sh->bar);
+	ct_table_get_stats(sh->t, &st);
+	seeds0 = st.gc_wheel_seeds;
 	proc0 = bu_proc_cpu_ns();
 	wall0 = bu_mono_ns();
 	sh->gc_run_ns = 0;
@@ -513,6 +517,7 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 			gc_run1 = bu_task_run_ns(gc_tid);
 		ct_gc_stop(sh->t);
 	}
+	ct_table_get_stats(sh->t, &st);
 	pthread_barrier_destroy(&sh->bar);
 	for (unsigned i = 0; i < vr->threads; i++) {
 		double m = (double)w[i].pkts * 1e3 / (double)(w[i].track_ns + w[i].parse_ns);
@@ -587,8 +592,13 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 	bu_rec_num(&r, "wall_s", (double)wall / 1e9);
 	bu_rec_num(&r, "gc_cpu_pct", (double)gc_cpu * 100.0 / (double)wall);
 	bu_rec_str(&r, "gc_cpu_from", gc_from);
-	if (vr->gc != GC_OFF)
+	if (vr->gc != GC_OFF) {
 		bu_rec_num(&r, "gc_prestep_ms", (double)prestep_ns / 1e6);
+		/* walks over every row that rebuilt the wheel while the
+		 * workers ran (a ring overflowing while the collector held
+		 * its lock): 0 in a steady state */
+		bu_rec_int(&r, "gc_wheel_seeds", st.gc_wheel_seeds - seeds0);
+	}
 	/* scaling against the 1-thread run of the same workload */
 	snprintf(key, sizeof(key), "%s|%llu|%g|%d|%d|%d", work_name[vr->work],
 		 (unsigned long long)sh->flows, vr->zipf, vr->gc, vr->frames, vr->acct);

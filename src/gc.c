@@ -249,6 +249,8 @@ static void gc_yield(struct gc_run *g)
  * so once per group.  (The every-row policy yields inside the group
  * loop.)  Returns false when the slice must end.
  */
+static void gc_rings_drain(struct ct_table *t);
+
 static bool gc_after_clock(struct gc_run *g)
 {
 	uint64_t now = mono_ns();
@@ -256,6 +258,12 @@ static bool gc_after_clock(struct gc_run *g)
 	g->since_clock = 0;
 	if (now - g->last_yield >= g->t->gc.yield_ns) {
 		gc_yield(g);
+		/* a slice that holds gc_lock for long (a seeding walk of
+		 * millions of rows, a pass with much due) empties the rings
+		 * as it goes: a thread whose ring fills meanwhile cannot,
+		 * and would drop its handle and ask for another walk */
+		if (g->wheel)
+			gc_rings_drain(g->t);
 		g->last_yield = now;
 	}
 	if (g->deadline && now >= g->deadline)
@@ -1257,23 +1265,32 @@ static bool gc_wheel_seed(struct gc_run *g)
  * collected; the seeding walk first when the wheel is not complete.
  * Returns true when everything due at @now was collected (a pass).
  */
-static bool gc_wheel_step(struct gc_run *g)
+/* Every packet thread's ring into the wheel (gc_lock held). */
+static void gc_rings_drain(struct ct_table *t)
 {
-	struct ct_table *t = g->t;
-	struct ct_wheel *w = &t->wheel;
 	struct ct_thread *o;
 
 	pthread_mutex_lock(&t->thr_lock);
 	cds_list_for_each_entry(o, &t->threads, node)
-		ct_wheel_ring_drain(w, &o->ring);
+		ct_wheel_ring_drain(&t->wheel, &o->ring);
 	pthread_mutex_unlock(&t->thr_lock);
+}
+
+static bool gc_wheel_step(struct gc_run *g)
+{
+	struct ct_table *t = g->t;
+	struct ct_wheel *w = &t->wheel;
+
+	gc_rings_drain(t);
 	/* after the rings: what they held was lowered before the walk
 	 * begins, and the walk reads it */
 	if (atomic_exchange_explicit(&t->wheel_reseed, false, memory_order_seq_cst) ||
 	    w->nomem || w->gen != g->h->gen ||
 	    (g->now >> CT_WH_UNIT_SHIFT) - w->epoch > CT_WHEEL_EPOCH_RENEW ||
-	    w->handles > CT_WHEEL_PER_ROW * g->h->n_rows + CT_WHEEL_FLOOR)
+	    w->handles > CT_WHEEL_PER_ROW * g->h->n_rows + CT_WHEEL_FLOOR) {
 		ct_wheel_reset(w, g->now, g->h->gen, g->h->n_rows);
+		atomic_fetch_add_explicit(&t->gc_wheel_seeds, 1, memory_order_relaxed);
+	}
 	ct_wheel_advance(w, g->now);
 	if (g->pressure)
 		return false;   /* the caller's scan pass does the work */

@@ -64,6 +64,7 @@ void ct_table_get_stats(const struct ct_table *ct, struct ct_stats *s)
 	s->count = ct_table_count(t);
 	s->gc_passes = atomic_load(&t->gc_passes);
 	s->gc_rows_locked = atomic_load(&t->gc_rows_locked);
+	s->gc_wheel_seeds = atomic_load(&t->gc_wheel_seeds);
 	s->resizes = atomic_load(&t->resizes);
 }
 

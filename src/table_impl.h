@@ -170,6 +170,7 @@ struct ct_table {
 	uint64_t gc_cursor;                 /* next group to visit */
 	_Atomic uint64_t gc_passes;
 	_Atomic uint64_t gc_rows_locked;
+	_Atomic uint64_t gc_wheel_seeds;
 	pthread_t gc_thread;
 	bool gc_thread_on;
 	_Atomic bool gc_stop;

@@ -78,7 +78,9 @@
  * ct_wheel_ring, one producer, one consumer, no atomic read-modify-write;
  * 16-byte entries that carry the generation, 1 MB a thread, its pages
  * touched as they are used), which the collector
- * empties into the wheel at the start of every step.  A thread whose
+ * empties into the wheel at the start of every step and at each of its
+ * throttled yields (a long slice, such as the seeding walk of a 10M-row
+ * table, ~300 ms, would otherwise let them overflow).  A thread whose
  * ring is full empties it into the wheel itself if gc_lock is free (a
  * trylock; CT_WHEEL_RING short pushes, once per CT_WHEEL_RING inserts
  * while the collector lags).  Only if the collector is running at that

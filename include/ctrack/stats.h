@@ -43,6 +43,10 @@ struct ct_stats {
 				  * count + expired + deleted + early_drop */
 	uint64_t gc_passes;      /* full collector passes */
 	uint64_t gc_rows_locked; /* rows the collector locked */
+	uint64_t gc_wheel_seeds; /* walks that (re)built the collector's wheel:
+				  * the policy switched on, a resize, a
+				  * packet thread's ring overflowing while
+				  * the collector held its lock */
 	uint64_t resizes;        /* online resizes completed */
 	uint64_t invalid_by_reason[CT_PR_MAX];
 };

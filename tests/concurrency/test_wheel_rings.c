@@ -1,0 +1,210 @@
+/*
+ * test_wheel_rings.c - a long collector slice empties the packet threads'
+ * rings as it goes.
+ *
+ * Every insert queues a handle on its thread's ring; the collector
+ * empties the rings into its wheel at the start of each step, and a
+ * thread whose ring is full empties it itself when the collector is not
+ * running.  A collector that holds its lock for long - the seeding walk
+ * over every row, ~300 ms at 10M connections - used to leave the rings
+ * alone until its next step: a thread that made more than a ring's worth
+ * (CT_WHEEL_RING) of connections meanwhile dropped a handle and asked
+ * for another walk, during which the same happened again (a collector
+ * walking the table over and over, 20-33% of a core in the 10M rows of
+ * `ctrack-bench throughput --work new-tcp`).  Now the collector also
+ * empties the rings at its throttled yields.
+ *
+ * The test makes the interleaving instead of hoping for it: the table's
+ * RCU flavour is wrapped so that the collector's thread, each time it
+ * ends a read-side section (the yield), has a packet thread create
+ * ROUND_FLOWS new connections and waits for them.  ROUNDS rounds make
+ * more than a ring's worth in one walk.  Then: no second walk follows,
+ * and every connection, those the walk saw and those made during it,
+ * leaves at its time.
+ */
+#include "stress.h"
+
+#include <urcu/flavor.h>
+
+#define FILL_FLOWS 100000u
+#define ROUND_FLOWS 40000u
+#define ROUNDS 4u
+
+_Static_assert(ROUND_FLOWS < CT_WHEEL_RING && ROUNDS * ROUND_FLOWS > 2 * CT_WHEEL_RING,
+	       "each round fits a ring, all of them overflow it twice");
+
+static const struct rcu_flavor_struct *prev_flavor;
+static struct rcu_flavor_struct hooked_flavor;
+static pthread_t collector_thread;
+static _Atomic bool hook_armed;
+static _Atomic unsigned rounds_asked, rounds_done;
+
+static void hooked_read_unlock(void)
+{
+	unsigned r;
+
+	prev_flavor->read_unlock();
+	if (!atomic_load(&hook_armed) || !pthread_equal(pthread_self(), collector_thread))
+		return;
+	r = atomic_load(&rounds_asked);
+	if (r >= ROUNDS)
+		return;
+	atomic_store(&rounds_asked, r + 1);
+	while (atomic_load(&rounds_done) < r + 1) {
+		struct timespec ts = { 0, 100 * 1000 };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void udp_packet(struct ct_packet *p, uint32_t i)
+{
+	memset(p, 0, sizeof(*p));
+	p->kind = CT_PKT_TRACKABLE;
+	p->tuple.l3 = CT_L3_IPV4;
+	p->tuple.l4 = IPPROTO_UDP;
+	p->tuple.src.ip4 = htonl(0x0a000000u + i);
+	p->tuple.dst.ip4 = htonl(STRESS_SERVER);
+	p->tuple.sport = 1000;
+	p->tuple.dport = 53;
+	p->l3_len = 48;
+	p->l4_len = 28;
+	p->payload_len = 20;
+}
+
+struct maker {
+	struct ct_table *t;
+	_Atomic bool quit;
+	uint64_t made;
+};
+
+/* The packet thread: a round of new connections at 10 s whenever the
+ * collector's hook asks for one. */
+static void *maker_main(void *arg)
+{
+	struct maker *m = arg;
+	struct ct_thread *thr = ct_thread_attach(m->t);
+	unsigned done = 0;
+
+	if (!thr)
+		return NULL;
+	while (!atomic_load(&m->quit)) {
+		if (atomic_load(&rounds_asked) == done) {
+			struct timespec ts = { 0, 100 * 1000 };
+
+			nanosleep(&ts, NULL);
+			continue;
+		}
+		for (uint32_t i = 0; i < ROUND_FLOWS; i++) {
+			struct ct_packet p;
+			struct ct_verdict v;
+
+			udp_packet(&p, FILL_FLOWS + done * ROUND_FLOWS + i);
+			if (ct_process(thr, &p, 10 * STRESS_SEC, &v) == 0 && v.cls == CT_V_NEW)
+				m->made++;
+		}
+		atomic_store(&rounds_done, ++done);
+	}
+	ct_thread_detach(thr);
+	return NULL;
+}
+
+static void test_connections_made_during_a_seeding_walk_need_no_second_walk(void **state)
+{
+	struct ct_table_config cfg;
+	struct ct_gc_policy pol;
+	struct ct_gc_result res;
+	struct ct_table *t;
+	struct ct_thread *thr;
+	struct ct_stats st;
+	struct maker m;
+	pthread_t th;
+	uint64_t seeds, walk_yields;
+
+	(void)state;
+	ct_table_config_default(&cfg);
+	cfg.settings.checksum = 0;
+	cfg.settings.buckets = 65536;   /* 260k entries: no resize */
+	cfg.settings.max = 0;           /* nor early drop */
+	assert_int_equal(ct_table_create(&cfg, &t), 0);
+	ct_tsan_rcu_wrap(t);
+	prev_flavor = t->rcu;
+	hooked_flavor = *prev_flavor;
+	hooked_flavor.read_unlock = hooked_read_unlock;
+	t->rcu = &hooked_flavor;
+	collector_thread = pthread_self();
+
+	thr = ct_thread_attach(t);
+	assert_non_null(thr);
+	for (uint32_t i = 0; i < FILL_FLOWS; i++) {
+		struct ct_packet p;
+		struct ct_verdict v;
+
+		udp_packet(&p, i);
+		assert_int_equal(ct_process(thr, &p, 0, &v), 0);
+		assert_int_equal(v.cls, CT_V_NEW);
+	}
+	/* a yield at every group, and a wheel that needs its walk: the
+	 * policy switched off and on again */
+	ct_gc_policy_default(&pol);
+	pol.lock = CT_GC_LOCK_DUE;
+	ct_gc_set_policy(t, &pol);
+	pol.lock = CT_GC_LOCK_WHEEL;
+	pol.yield_ns = 1000;
+	ct_gc_set_policy(t, &pol);
+	ct_table_get_stats(t, &st);
+	seeds = st.gc_wheel_seeds;
+
+	memset(&m, 0, sizeof(m));
+	m.t = t;
+	assert_int_equal(pthread_create(&th, NULL, maker_main, &m), 0);
+	atomic_store(&hook_armed, true);
+	assert_int_equal(ct_gc_step(thr, 10 * STRESS_SEC, 0, &res), 0);
+	atomic_store(&hook_armed, false);
+	atomic_store(&m.quit, true);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(atomic_load(&rounds_done), ROUNDS);
+	assert_int_equal(m.made, ROUNDS * ROUND_FLOWS);
+	assert_true(res.pass_done);
+	assert_true(res.yields >= ROUNDS);
+	walk_yields = res.yields;
+	ct_table_get_stats(t, &st);
+	assert_int_equal(st.gc_wheel_seeds, seeds + 1);   /* the one walk */
+
+	/* the next step finds the wheel whole: no ring overflowed, so no
+	 * walk is asked for */
+	assert_int_equal(ct_gc_step(thr, 11 * STRESS_SEC, 0, &res), 0);
+	ct_table_get_stats(t, &st);
+	print_message("# %u connections made during a walk of %" PRIu64 " rows, %" PRIu64
+		      " yields; walks: %" PRIu64 "\n", ROUNDS * ROUND_FLOWS, ct_table_rows(t),
+		      walk_yields, st.gc_wheel_seeds - seeds);
+	assert_int_equal(st.gc_wheel_seeds, seeds + 1);
+	assert_false(atomic_load(&t->wheel_reseed));
+
+	/* and each connection leaves at its time (UDP unreplied: 30 s) */
+	assert_int_equal(ct_table_count(t), FILL_FLOWS + ROUNDS * ROUND_FLOWS);
+	assert_int_equal(ct_gc_step(thr, 30 * STRESS_SEC - 1, 0, &res), 0);
+	assert_int_equal(ct_table_count(t), FILL_FLOWS + ROUNDS * ROUND_FLOWS);
+	assert_int_equal(ct_gc_step(thr, 30 * STRESS_SEC, 0, &res), 0);
+	assert_int_equal(res.expired, FILL_FLOWS);
+	assert_int_equal(ct_table_count(t), ROUNDS * ROUND_FLOWS);
+	assert_int_equal(ct_gc_step(thr, 40 * STRESS_SEC - 1, 0, &res), 0);
+	assert_int_equal(ct_table_count(t), ROUNDS * ROUND_FLOWS);
+	assert_int_equal(ct_gc_step(thr, 40 * STRESS_SEC, 0, &res), 0);
+	assert_int_equal(res.expired, ROUNDS * ROUND_FLOWS);
+	assert_int_equal(ct_table_count(t), 0);
+	ct_table_get_stats(t, &st);
+	assert_int_equal(st.gc_wheel_seeds, seeds + 1);
+
+	ct_thread_detach(thr);
+	ct_table_destroy(t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_connections_made_during_a_seeding_walk_need_no_second_walk),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
