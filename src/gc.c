@@ -57,9 +57,11 @@
  * empties rows in bulk and already holds the lock - with the wheel on,
  * only an empty tail, since slot handles name positions in the chain.
  *
- * At 95% of the table's maximum the collector also evicts entries that
- * never became ASSURED (the kernel's gc_worker does the same), and for
- * that pass it looks at every non-empty row.
+ * Once an insert has found the table full with nothing to evict, the
+ * collector's next pass also evicts entries that never became ASSURED
+ * (or that their tracker lets go), while the count is at or above 95% of
+ * the maximum - the kernel's gc_worker with gc_work->early_drop set - and
+ * for that pass it looks at every non-empty row.
  */
 #include <errno.h>
 #include <sched.h>
@@ -150,7 +152,10 @@ struct gc_run {
 	uint64_t deadline;     /* monotonic ns; 0 = none */
 	uint64_t last_yield;   /* monotonic ns */
 	unsigned since_clock;  /* rows since the clock was last read */
-	bool pressure;         /* above 95% of max: early drop */
+	bool pressure;         /* early drop (ct_gc_step says when) */
+	int64_t excess;        /* under pressure: removals that still bring
+				* the count down to 95% of max (an estimate:
+				* packet threads insert meanwhile) */
 	bool wheel;            /* CT_GC_LOCK_WHEEL: bounds gc_row sets are
 				* queued in the wheel (wheel.h) */
 	bool stopped;
@@ -415,7 +420,7 @@ again:
 			exp = __atomic_load_n(&c->expires, __ATOMIC_SEQ_CST);
 			/* under pressure every entry is a candidate; whether
 			 * its tracker lets it go early is read under its lock */
-			if (exp > g->now && !g->pressure)
+			if (exp > g->now && !(g->pressure && g->excess > 0))
 				goto keep;
 			if (n == GC_VICTIMS) {
 				if (exp <= g->now)
@@ -425,7 +430,8 @@ again:
 			if (!ct_conn_trylock(c))
 				goto keep;   /* busy: looked at next pass */
 			exp = c->expires;
-			if (exp > g->now && !(g->pressure && ct_conn_can_early_drop(c))) {
+			if (exp > g->now &&
+			    !(g->pressure && g->excess > 0 && ct_conn_can_early_drop(c))) {
 				ct_conn_unlock(c);
 				goto keep;
 			}
@@ -441,6 +447,7 @@ again:
 			atomic_store_explicit(&r->slot[k], 0, memory_order_release);
 			early[n] = exp > g->now;
 			victims[n++] = c;
+			g->excess--;
 			continue;
 keep:
 			/* kept (a busy entry, due, keeps the row due: exp <= now) */
@@ -1341,10 +1348,22 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 	g.deadline = budget_ns ? start + budget_ns : 0;
 	g.last_yield = start;
 	g.next_due = CT_DUE_NEVER;
+	/* Early drop, as the kernel's gc_worker: only once an insert found
+	 * the table full with nothing to evict, and only while the count is
+	 * at or above 95% of max - each removal brings it down, and the
+	 * pass stops dropping when it gets there.  A table that stays at
+	 * 96% without a refused insert keeps its entries, as the kernel's
+	 * does. */
 	ct_thread_fold_count(thr);
-	count = atomic_load(&t->count);
-	max95 = __atomic_load_n(&t->max95, __ATOMIC_RELAXED);
-	g.pressure = max95 && count > (int64_t)max95;
+	if (atomic_load_explicit(&t->gc_early_drop, memory_order_relaxed)) {
+		count = (int64_t)ct_table_count(t);
+		max95 = __atomic_load_n(&t->max95, __ATOMIC_RELAXED);
+		g.pressure = max95 && count >= (int64_t)max95;
+		if (g.pressure)
+			g.excess = count - (int64_t)max95 + 1;
+		else
+			atomic_store_explicit(&t->gc_early_drop, false, memory_order_relaxed);
+	}
 	g.wheel = t->gc.lock == CT_GC_LOCK_WHEEL;
 
 	t->rcu->read_lock();
@@ -1437,6 +1456,8 @@ end:
 		next_due = g.next_due;
 	if (res->pass_done)
 		atomic_fetch_add(&t->gc_passes, 1);
+	if (g.pressure && (res->pass_done || g.excess <= 0))
+		atomic_store_explicit(&t->gc_early_drop, false, memory_order_relaxed);
 	ct_thread_flush_frees(thr);
 	ct_ovf_retire_flush(&g.ovf_batch, t->rcu);
 	t->rcu->read_unlock();

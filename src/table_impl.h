@@ -143,6 +143,10 @@ struct ct_table {
 	uint64_t max;                       /* settings.max, 0 = no limit;
 					     * atomic access once shared */
 	uint64_t max95;
+	/* an insert found the table full and nothing to evict (the kernel's
+	 * gc_work->early_drop): the collector then drops entries that may
+	 * go early until the count is below max95, and clears it */
+	_Atomic bool gc_early_drop;
 	_Atomic(struct ct_ns *) *ns;        /* [CT_MAX_ZONES] */
 	uint32_t ns_hi;                     /* every id ever published is
 					     * below this (under ns_lock):

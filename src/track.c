@@ -390,8 +390,14 @@ static bool make_room(struct ct_thread *thr, struct ct_ns *ns,
 	if (max) {
 		int64_t n = atomic_load_explicit(&t->count, memory_order_relaxed) +
 			    thr->count_delta;
-		if (n >= (int64_t)max && !early_drop(thr, hash, 0, false, now))
+		if (n >= (int64_t)max && !early_drop(thr, hash, 0, false, now)) {
+			/* the collector's next pass drops early (gc.c);
+			 * read first: a full table refuses every insert */
+			if (!atomic_load_explicit(&t->gc_early_drop, memory_order_relaxed))
+				atomic_store_explicit(&t->gc_early_drop, true,
+						      memory_order_relaxed);
 			return false;
+		}
 	}
 	return true;
 }

@@ -576,6 +576,112 @@ static void test_full_table_of_assured_entries_drops_new_ones(void **state)
 	teardown_f(f);
 }
 
+/* Entries of the table not ASSURED (a dump). */
+static int count_unassured_cb(const struct ct_conn_info *ci, void *arg)
+{
+	if (!(ci->status & CT_ST_ASSURED))
+		(*(uint64_t *)arg)++;
+	return 0;
+}
+
+static uint64_t unassured(struct fixture *f)
+{
+	uint64_t n = 0;
+
+	assert_int_equal(ct_table_dump(f->thr, -1, count_unassured_cb, &n), 0);
+	return n;
+}
+
+/* @n UDP flows in @zone from 10.@zone.@base+i, ASSURED when @assured
+ * (a reply, then the original again 3 s later: a UDP stream is one after
+ * 2 s, as the kernel's) */
+static void udp_flows(struct fixture *f, uint16_t zone, uint32_t base, unsigned n,
+		      bool assured, ct_time_ns now)
+{
+	for (unsigned i = 0; i < n; i++) {
+		struct ct_packet p = udp4(0x0a000000u | (uint32_t)zone << 16 | (base + i),
+					  0x0a0000feu, 1000, 53);
+		struct ct_packet r;
+		struct ct_verdict v;
+
+		p.tuple.zone = zone;
+		r = reply_of(&p);
+		assert_int_equal(ct_process(f->thr, &p, now, &v), 0);
+		assert_int_equal(v.cls, CT_V_NEW);
+		if (assured) {
+			ct_process(f->thr, &r, now, &v);
+			ct_process(f->thr, &p, now + 3 * SEC, &v);
+		}
+	}
+}
+
+static void test_collector_drops_early_after_a_refused_insert_down_to_95_percent(void **state)
+{
+	/* The kernel's gc_worker drops entries early only once an insert
+	 * found the table full with nothing to evict (gc_work->early_drop),
+	 * and then only while the count is at or above 95% of the maximum:
+	 * a table at 99% keeps its entries until an insert is refused, and
+	 * the pass that follows takes it to just below 95%, not to the
+	 * ASSURED entries alone (the collector used to drop every entry
+	 * that could go, in any table above 95%). */
+	struct ct_table_config cfg;
+	struct ct_gc_result res;
+	struct fixture *f;
+	struct ct_verdict v;
+	struct ct_stats st;
+
+	(void)state;
+	ct_table_config_default(&cfg);
+	cfg.settings.checksum = 0;
+	cfg.settings.max = 100;     /* max95 = 95 */
+	f = setup_with(&cfg);
+	assert_int_equal(ct_ns_create(f->t, 1, NULL), 0);
+	assert_int_equal(ct_ns_create(f->t, 2, NULL), 0);
+
+	/* 99%, 9 of them unreplied, and no insert refused: nothing goes */
+	udp_flows(f, 0, 1, 90, true, 0);
+	udp_flows(f, 2, 1, 9, false, 0);
+	assert_int_equal(ct_table_count(f->t), 99);
+	assert_int_equal(unassured(f), 9);
+	assert_int_equal(ct_gc_step(f->thr, 4 * SEC, 0, &res), 0);
+	assert_true(res.pass_done);
+	ct_table_get_stats(f->t, &st);
+	assert_int_equal(st.early_drop, 0);
+	assert_int_equal(ct_table_count(f->t), 99);
+
+	/* full of ASSURED entries: an insert is refused */
+	assert_int_equal(ct_table_flush(f->thr, 2, 5 * SEC), 9);
+	udp_flows(f, 1, 1, 10, true, 5 * SEC);
+	assert_int_equal(ct_table_count(f->t), 100);
+	{
+		struct ct_packet p = udp4(0x0c000001, 0x0a0000fe, 7, 53);
+
+		assert_int_equal(ct_process(f->thr, &p, 9 * SEC, &v), 0);
+		assert_int_equal(v.cls, CT_V_DROP);
+		assert_int_equal(v.reason, CT_PR_TABLE_FULL);
+	}
+	/* 99% again, 9 unreplied: the next pass drops 5 of them (99 -> 94) */
+	assert_int_equal(ct_table_flush(f->thr, 1, 10 * SEC), 10);
+	udp_flows(f, 2, 100, 9, false, 10 * SEC);
+	assert_int_equal(ct_table_count(f->t), 99);
+	assert_int_equal(ct_gc_step(f->thr, 11 * SEC, 0, &res), 0);
+	assert_true(res.pass_done);
+	ct_table_get_stats(f->t, &st);
+	assert_int_equal(st.early_drop, 5);
+	assert_int_equal(st.drop, 1);
+	assert_int_equal(ct_table_count(f->t), 94);
+	assert_int_equal(unassured(f), 4);   /* the 90 ASSURED stay */
+
+	/* done: back above 95% without a refused insert, nothing goes */
+	udp_flows(f, 2, 200, 3, false, 12 * SEC);
+	assert_int_equal(ct_table_count(f->t), 97);
+	assert_int_equal(ct_gc_step(f->thr, 13 * SEC, 0, &res), 0);
+	ct_table_get_stats(f->t, &st);
+	assert_int_equal(st.early_drop, 5);
+	assert_int_equal(ct_table_count(f->t), 97);
+	teardown_f(f);
+}
+
 static void test_chain_limit_refuses_and_counts_chaintoolong(void **state)
 {
 	/* a fixed, tiny table with a chain limit of 8: inserting 64 x more
@@ -2459,6 +2565,7 @@ int main(void)
 		cmocka_unit_test(test_flushing_one_zone_removes_only_its_entries),
 		cmocka_unit_test(test_full_table_evicts_unreplied_before_refusing),
 		cmocka_unit_test(test_full_table_of_assured_entries_drops_new_ones),
+		cmocka_unit_test(test_collector_drops_early_after_a_refused_insert_down_to_95_percent),
 		cmocka_unit_test(test_chain_limit_refuses_and_counts_chaintoolong),
 		cmocka_unit_test(test_empty_overflow_rows_leave_their_chains_and_are_reused),
 		cmocka_unit_test(test_online_resize_keeps_every_entry_findable),
