@@ -262,10 +262,15 @@ static void report_destroy(struct ct_thread *thr, const struct ct_conn_info *ci,
 }
 
 /*
- * Evict one entry that never became ASSURED (or whose tracker says it may
- * go) from the rows after @hash's, as the kernel's early_drop().  With
- * @ns set, only entries of that namespace qualify.  Returns true if one
- * was evicted.
+ * Make room as the kernel's early_drop() does: the rows from @hash's on,
+ * CT_EVICTION_RANGE of them at most; in each, entries whose time has
+ * passed are reaped (counted as expired, not as evictions), and every
+ * entry that never became ASSURED is evicted - all of that row's, then
+ * the search stops.  An ASSURED entry is never evicted here, whatever its
+ * tracker's state (the collector's early drop may take those, gc.c).
+ * With @zone_only, only entries of namespace @only_zone are evicted.
+ * Returns true if anything was evicted; reaping alone does not count, so
+ * the insert that asked is refused, as the kernel's is.
  */
 static bool early_drop(struct ct_thread *thr, uint64_t hash, uint16_t only_zone,
 		       bool zone_only, ct_time_ns now)
@@ -274,6 +279,7 @@ static bool early_drop(struct ct_thread *thr, uint64_t hash, uint16_t only_zone,
 	uint64_t idx = ct_row_index(hash, h->n_rows);
 
 	for (unsigned i = 0; i < CT_EVICTION_RANGE; i++, idx++) {
+		unsigned drops = 0;
 		struct ct_row *r;
 
 		if (idx >= h->n_rows)
@@ -282,34 +288,40 @@ static bool early_drop(struct ct_thread *thr, uint64_t hash, uint16_t only_zone,
 		for (; r; r = ct_row_next(r))
 			for (int k = 0; k < CT_ROW_SLOTS; k++) {
 				uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_acquire);
+				enum ct_destroy_cause cause;
+				struct ct_conn_info ci;
 				struct ct_conn *c;
 
 				if (!s)
 					continue;
-				struct ct_conn_info ci;
-				bool done;
-
 				c = ct_slot_conn(s);
-				if (zone_only && ct_conn_zone(c) != only_zone)
-					continue;
-				/* the tracker's state is read under the entry's
-				 * lock (busy entries are not candidates anyway) */
+				/* the state is read under the entry's lock
+				 * (busy entries are not candidates anyway) */
 				if (!ct_conn_trylock(c))
 					continue;
-				if (!ct_conn_can_early_drop(c)) {
+				if (c->expires <= now)
+					cause = CT_DESTROY_TIMEOUT;
+				else if (!(ct_conn_status(c) & CT_ST_ASSURED) &&
+					 (!zone_only || ct_conn_zone(c) == only_zone))
+					cause = CT_DESTROY_EARLY_DROP;
+				else
+					cause = CT_DESTROY_NONE;
+				if (cause == CT_DESTROY_NONE || !kill(thr, c, cause, &ci)) {
 					ct_conn_unlock(c);
 					continue;
 				}
-				done = kill(thr, c, CT_DESTROY_EARLY_DROP, &ci);
 				ct_conn_unlock(c);
-				if (done) {
+				if (cause == CT_DESTROY_EARLY_DROP) {
 					struct ct_ns *ns = ct_slab_chunk_of(c)->slab->owner;
+
 					CT_CTR_INC(thr, early_drop);
 					CT_NS_ADD(thr, ns, early_drop, 1);
-					report_destroy(thr, &ci, CT_DESTROY_EARLY_DROP, now);
-					return true;
+					drops++;
 				}
+				report_destroy(thr, &ci, cause, now);
 			}
+		if (drops)
+			return true;
 	}
 	return false;
 }

@@ -682,6 +682,178 @@ static void test_collector_drops_early_after_a_refused_insert_down_to_95_percent
 	teardown_f(f);
 }
 
+static struct ct_packet tcp4(uint32_t src, uint32_t dst, uint16_t sp, uint16_t dp,
+			     uint8_t flags, uint32_t seq, uint32_t ack, uint32_t payload);
+
+/* Is row @r of a @n-row table among the @len rows from @lo on (wrapping)? */
+static bool row_within(uint64_t r, uint64_t lo, uint64_t len, uint64_t n)
+{
+	return (r + n - lo) % n < len;
+}
+
+/* The next UDP flow 11.0.x.y:1000 -> 10.0.0.254:53, counting from *@next,
+ * whose row is (@inside) or is not (!@inside) among the @len rows from
+ * @lo on. */
+static struct ct_packet udp_rows(struct fixture *f, uint32_t *next, uint64_t lo,
+				 uint64_t len, bool inside)
+{
+	uint64_t n = ct_table_rows(f->t);
+
+	for (;;) {
+		struct ct_packet p = udp4(0x0b000000u + (*next)++, 0x0a0000fe, 1000, 53);
+
+		if (row_within(ct_row_index(ct_hash_tuple(&f->t->key, &p.tuple), n),
+			       lo, len, n) == inside)
+			return p;
+	}
+}
+
+/* A UDP stream: the flow, its reply, the flow again 3 s later - ASSURED */
+static void udp_assured(struct fixture *f, const struct ct_packet *p, ct_time_ns now)
+{
+	struct ct_packet r = reply_of(p);
+	struct ct_verdict v;
+
+	assert_int_equal(ct_process(f->thr, p, now, &v), 0);
+	assert_int_equal(v.cls, CT_V_NEW);
+	ct_process(f->thr, &r, now, &v);
+	ct_process(f->thr, p, now + 3 * SEC, &v);
+}
+
+static bool present(struct fixture *f, const struct ct_packet *p)
+{
+	struct ct_conn_info ci;
+	enum ct_dir dir;
+
+	return ct_table_lookup(f->thr, &p->tuple, &ci, &dir) == 1;
+}
+
+static void test_insert_on_a_full_table_evicts_a_whole_row_of_unassured_never_an_assured_one(void **state)
+{
+	/* The kernel's early_drop(): from the new entry's row on, 8 rows at
+	 * most; in the first row that holds entries that never became
+	 * ASSURED, every one of them goes (not one), and an ASSURED entry
+	 * never goes there, even a TCP connection that is closing (only
+	 * the collector's early drop takes those). */
+	const uint8_t SYN = 0x02, ACK = 0x10, FIN = 0x01;
+	struct ct_table_config cfg;
+	struct fixture *f;
+	struct ct_packet x, fw = { 0 }, r1[3], r2[2];
+	struct ct_conn_info ci;
+	struct ct_verdict v;
+	struct ct_stats st;
+	enum ct_dir dir;
+	uint32_t next = 1;
+	uint64_t rx;
+	unsigned n = 0;
+
+	(void)state;
+	crowded_cfg(&cfg, NULL);
+	cfg.settings.max = 40;
+	f = setup_with(&cfg);
+	x = udp4(0x0c000001, 0x0a0000fe, 7, 53);
+	rx = ct_row_index(ct_hash_tuple(&f->t->key, &x.tuple), ct_table_rows(f->t));
+	/* row rx: an ASSURED TCP connection in FIN_WAIT */
+	for (uint16_t sp = 1024;; sp++) {
+		struct ct_packet syn = tcp4(0x0d000001, 0x0a0000fe, sp, 80, SYN, 100, 0, 0);
+
+		if (ct_row_index(ct_hash_tuple(&f->t->key, &syn.tuple), ct_table_rows(f->t)) != rx)
+			continue;
+		struct ct_packet sa = tcp4(0x0a0000fe, 0x0d000001, 80, sp, SYN | ACK, 300, 101, 0);
+		struct ct_packet ack = tcp4(0x0d000001, 0x0a0000fe, sp, 80, ACK, 101, 301, 0);
+		struct ct_packet fin = tcp4(0x0d000001, 0x0a0000fe, sp, 80, FIN | ACK, 101, 301, 0);
+
+		ct_process(f->thr, &syn, 0, &v);
+		ct_process(f->thr, &sa, 0, &v);
+		ct_process(f->thr, &ack, 0, &v);
+		ct_process(f->thr, &fin, 0, &v);
+		fw = syn;
+		break;
+	}
+	assert_int_equal(ct_table_lookup(f->thr, &fw.tuple, &ci, &dir), 1);
+	assert_true(ci.status & CT_ST_ASSURED);
+	assert_int_equal(ci.l4state, CT_TCP_FIN_WAIT);
+	n++;
+	/* three unreplied flows in the next row, two in the one after */
+	for (unsigned i = 0; i < 3; i++) {
+		r1[i] = udp_rows(f, &next, (rx + 1) % 64, 1, true);
+		assert_int_equal(ct_process(f->thr, &r1[i], 0, &v), 0);
+		n++;
+	}
+	for (unsigned i = 0; i < 2; i++) {
+		r2[i] = udp_rows(f, &next, (rx + 2) % 64, 1, true);
+		assert_int_equal(ct_process(f->thr, &r2[i], 0, &v), 0);
+		n++;
+	}
+	/* the rest ASSURED, outside the 8 rows */
+	while (n < 40) {
+		struct ct_packet p = udp_rows(f, &next, rx, 8, false);
+
+		udp_assured(f, &p, 0);
+		n++;
+	}
+	assert_int_equal(ct_table_count(f->t), 40);
+
+	assert_int_equal(ct_process(f->thr, &x, 4 * SEC, &v), 0);
+	assert_int_equal(v.cls, CT_V_NEW);
+	ct_table_get_stats(f->t, &st);
+	assert_int_equal(st.early_drop, 3);
+	assert_int_equal(st.drop, 0);
+	assert_int_equal(ct_table_count(f->t), 38);
+	assert_true(present(f, &fw));
+	for (unsigned i = 0; i < 3; i++)
+		assert_false(present(f, &r1[i]));
+	for (unsigned i = 0; i < 2; i++)
+		assert_true(present(f, &r2[i]));
+	assert_true(present(f, &x));
+	teardown_f(f);
+}
+
+static void test_insert_on_a_full_table_reaps_expired_entries_but_is_refused_without_an_eviction(void **state)
+{
+	/* early_drop() reaps the entries of the rows it looks at whose time
+	 * has passed (counted as expired), but only an eviction lets the
+	 * insert in: the packet that made room is dropped anyway, as the
+	 * kernel's is, and the next one finds the room. */
+	struct ct_table_config cfg;
+	struct fixture *f;
+	struct ct_packet x, old;
+	struct ct_verdict v;
+	struct ct_stats st;
+	uint32_t next = 1;
+	uint64_t rx;
+
+	(void)state;
+	crowded_cfg(&cfg, NULL);
+	cfg.settings.max = 40;
+	f = setup_with(&cfg);
+	x = udp4(0x0c000001, 0x0a0000fe, 7, 53);
+	rx = ct_row_index(ct_hash_tuple(&f->t->key, &x.tuple), ct_table_rows(f->t));
+	old = udp_rows(f, &next, (rx + 3) % 64, 1, true);
+	assert_int_equal(ct_process(f->thr, &old, 0, &v), 0);   /* unreplied: 30 s */
+	for (unsigned n = 1; n < 40; n++) {
+		struct ct_packet p = udp_rows(f, &next, rx, 8, false);
+
+		udp_assured(f, &p, 0);   /* a stream: 120 s from 3 s */
+	}
+	assert_int_equal(ct_table_count(f->t), 40);
+
+	assert_int_equal(ct_process(f->thr, &x, 31 * SEC, &v), 0);
+	assert_int_equal(v.cls, CT_V_DROP);
+	assert_int_equal(v.reason, CT_PR_TABLE_FULL);
+	ct_table_get_stats(f->t, &st);
+	assert_int_equal(st.expired, 1);
+	assert_int_equal(st.early_drop, 0);
+	assert_int_equal(st.drop, 1);
+	assert_int_equal(ct_table_count(f->t), 39);
+	assert_false(present(f, &old));
+
+	assert_int_equal(ct_process(f->thr, &x, 32 * SEC, &v), 0);
+	assert_int_equal(v.cls, CT_V_NEW);
+	assert_int_equal(ct_table_count(f->t), 40);
+	teardown_f(f);
+}
+
 static void test_chain_limit_refuses_and_counts_chaintoolong(void **state)
 {
 	/* a fixed, tiny table with a chain limit of 8: inserting 64 x more
@@ -2566,6 +2738,8 @@ int main(void)
 		cmocka_unit_test(test_full_table_evicts_unreplied_before_refusing),
 		cmocka_unit_test(test_full_table_of_assured_entries_drops_new_ones),
 		cmocka_unit_test(test_collector_drops_early_after_a_refused_insert_down_to_95_percent),
+		cmocka_unit_test(test_insert_on_a_full_table_evicts_a_whole_row_of_unassured_never_an_assured_one),
+		cmocka_unit_test(test_insert_on_a_full_table_reaps_expired_entries_but_is_refused_without_an_eviction),
 		cmocka_unit_test(test_chain_limit_refuses_and_counts_chaintoolong),
 		cmocka_unit_test(test_empty_overflow_rows_leave_their_chains_and_are_reused),
 		cmocka_unit_test(test_online_resize_keeps_every_entry_findable),
