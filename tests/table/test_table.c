@@ -512,8 +512,9 @@ static void test_flushing_one_zone_removes_only_its_entries(void **state)
 
 static void test_full_table_evicts_unreplied_before_refusing(void **state)
 {
-	/* early_drop(): when full, evict an entry that never became ASSURED;
-	 * if only ASSURED entries are near, refuse (drop). */
+	/* early_drop(): when full, evict the entries of a nearby row that
+	 * never became ASSURED; if only ASSURED entries are near, refuse
+	 * (drop). */
 	struct ct_table_config cfg;
 	struct fixture *f;
 	struct ct_verdict v;
