@@ -427,7 +427,7 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 	struct ct_gc_policy pol;
 	uint64_t proc0, wall0, wall, gc_cpu = 0, tot_pkts = 0, tot_conns = 0, bad = 0;
 	uint64_t worker_cpu = 0, prestep_ns = 0, gc_run0 = 0, gc_run1 = 0;
-	uint64_t seeds0 = 0;
+	uint64_t seeds0 = 0, resizes0 = 0;
 	struct ct_stats st;
 	const char *gc_from = "process-less-workers";
 	int gc_tid = 0;
@@ -499,6 +499,7 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 	pthread_barrier_wait(&sh->bar);
 	ct_table_get_stats(sh->t, &st);
 	seeds0 = st.gc_wheel_seeds;
+	resizes0 = st.resizes;
 	proc0 = bu_proc_cpu_ns();
 	wall0 = bu_mono_ns();
 	sh->gc_run_ns = 0;
@@ -599,6 +600,9 @@ static int run_variant(const struct bench_args *a, struct shared *sh,
 		 * its lock): 0 in a steady state */
 		bu_rec_int(&r, "gc_wheel_seeds", st.gc_wheel_seeds - seeds0);
 	}
+	/* online resizes completed while the workers ran (a new generation
+	 * of rows: the wheel is seeded again for it) */
+	bu_rec_int(&r, "resizes", st.resizes - resizes0);
 	/* scaling against the 1-thread run of the same workload */
 	snprintf(key, sizeof(key), "%s|%llu|%g|%d|%d|%d", work_name[vr->work],
 		 (unsigned long long)sh->flows, vr->zipf, vr->gc, vr->frames, vr->acct);
