@@ -458,11 +458,13 @@ bool ct_wheel_ring_self_drain(struct ct_thread *thr)
 
 	if (pthread_mutex_trylock(&t->gc_lock) != 0)
 		return false;
-	/* a wheel no step has seeded yet (no collector has run since the
-	 * policy was switched on, or since the last reseed) would drop what
-	 * it is given: the walk will find these entries anyway; nor may a
-	 * wheel that nobody empties grow past its bound */
-	ok = w->seeded && w->gen && w->handles <= CT_WHEEL_PER_ROW * w->n_rows + CT_WHEEL_FLOOR;
+	/* a wheel no step has set up yet (generation 0) has no rows to
+	 * name; one whose seeding walk is under way takes handles as the
+	 * collector's yields give it (gc.c), duplicates of what the walk
+	 * queues being stale handles like any other - refusing them asked
+	 * for the walk to start over; nor may a wheel that nobody empties
+	 * grow past its bound */
+	ok = w->gen && w->handles <= CT_WHEEL_PER_ROW * w->n_rows + CT_WHEEL_FLOOR;
 	if (ok)
 		ct_wheel_ring_drain(w, &thr->ring);
 	pthread_mutex_unlock(&t->gc_lock);

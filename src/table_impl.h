@@ -208,10 +208,11 @@ bool ct_wheel_ring_self_drain(struct ct_thread *thr);
  * @gen, expiring at @due, and wrote its slot bound: queue the slot handle
  * (wheel.h); with @gen 0, @key is a hash of an entry of the row (a row
  * handle, ct_wheel_note).  Every insert queues one, so a ring fills
- * whenever the collector lags by CT_WHEEL_RING inserts; the thread then
- * empties its own ring into the wheel if the collector is not running
- * (one trylock, ~CT_WHEEL_RING short pushes), and only a collector busy
- * at that moment makes it fall back to the reseed flag.  Release: a
+ * whenever the collector lags by CT_WHEEL_RING inserts; the thread
+ * empties its own ring into the wheel whenever gc_lock is free, trying
+ * from half full on (one trylock per CT_WHEEL_RING_TRY inserts,
+ * ~CT_WHEEL_RING / 2 short pushes), and only a lock held by others for
+ * the whole second half makes it fall back to the reseed flag.  Release: a
  * collector that sees the flag sees the bound.  The caller has seen the
  * wheel on.
  */
@@ -228,8 +229,13 @@ static inline void ct_wheel_note_slot(struct ct_thread *thr, uint32_t key, uint3
 	 * pass its line between them at every insert. */
 	if (atomic_load_explicit(&t->wheel_reseed, memory_order_seq_cst))
 		return;
-	if (!ct_wheel_ring_put_slot(&thr->ring, key, gen, due) &&
-	    !(ct_wheel_ring_self_drain(thr) &&
+	if (ct_wheel_ring_put_slot(&thr->ring, key, gen, due)) {
+		/* half full: a try, the collector empties it otherwise */
+		if (__builtin_expect(ct_wheel_ring_half(&thr->ring), 0))
+			ct_wheel_ring_self_drain(thr);
+		return;
+	}
+	if (!(ct_wheel_ring_self_drain(thr) &&
 	      ct_wheel_ring_put_slot(&thr->ring, key, gen, due)))
 		atomic_store_explicit(&t->wheel_reseed, true, memory_order_seq_cst);
 }

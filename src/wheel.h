@@ -83,7 +83,9 @@
  * table, ~300 ms, would otherwise let them overflow).  A thread whose
  * ring is full empties it into the wheel itself if gc_lock is free (a
  * trylock; CT_WHEEL_RING short pushes, once per CT_WHEEL_RING inserts
- * while the collector lags).  Only if the collector is running at that
+ * while the collector lags) - and tries from half full on, so that another
+ * thread emptying its own ring at that moment, or the collector between
+ * two yields, costs no handle.  Only if the collector is running at that
  * moment is the handle dropped and the table's reseed flag set (while it
  * is set nothing is queued); so does switching the policy on.  Reseeding
  * empties the wheel and walks every row once (in slices), queueing a slot
@@ -217,6 +219,28 @@ static inline bool ct_wheel_ring_put_slot(struct ct_wheel_ring *r, uint32_t key,
 	w->gen = gen;
 	atomic_store_explicit(&r->tail, t + 1, memory_order_release);
 	return true;
+}
+
+/* A ring's owner tries to empty it itself from half full on (once per
+ * CT_WHEEL_RING_TRY handles), so that a lock held for a moment by whoever
+ * else empties rings - the collector between yields, another thread's
+ * own emptying - has half a ring of headroom before a handle is lost. */
+#define CT_WHEEL_RING_TRY 1024
+
+/*
+ * ct_wheel_ring_half - after a put: is the ring at least half full, at a
+ * multiple of CT_WHEEL_RING_TRY handles?  One compare and one test per
+ * put; the head is read (a line the collector writes) only at those
+ * multiples.  Owner thread only.
+ */
+static inline bool ct_wheel_ring_half(struct ct_wheel_ring *r)
+{
+	uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+
+	if (__builtin_expect(t - r->head_seen < CT_WHEEL_RING / 2 || t % CT_WHEEL_RING_TRY, 1))
+		return false;
+	r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire);
+	return t - r->head_seen >= CT_WHEEL_RING / 2;
 }
 
 /* Collector (gc_lock held): move what @r holds into @w, as refs into the

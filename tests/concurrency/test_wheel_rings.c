@@ -21,8 +21,19 @@
  * more than a ring's worth in one walk.  Then: no second walk follows,
  * and every connection, those the walk saw and those made during it,
  * leaves at its time.
+ *
+ * Two more ways a ring used to overflow, single-threaded here: another
+ * packet thread emptying its own ring holds the same lock (two threads
+ * whose rings filled together: the second found the lock taken and
+ * dropped its handle - new-tcp-1M-2t-gc-wheel reseeded once a run, 10% of
+ * a core); and a thread whose ring filled between two slices of a
+ * seeding walk found the lock free but was refused, the wheel not being
+ * seeded yet.  A thread now tries from half full on, and a walk under way
+ * takes what it is given.
  */
 #include "stress.h"
+
+#include <sched.h>
 
 #include <urcu/flavor.h>
 
@@ -200,10 +211,176 @@ static void test_connections_made_during_a_seeding_walk_need_no_second_walk(void
 	ct_table_destroy(t);
 }
 
+/* UDP flows FIRST.. FIRST+@n-1 at @now, each a new entry */
+static void make_flows(struct ct_thread *thr, uint32_t first, uint32_t n, ct_time_ns now)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct ct_packet p;
+		struct ct_verdict v;
+
+		udp_packet(&p, first + i);
+		assert_int_equal(ct_process(thr, &p, now, &v), 0);
+		assert_int_equal(v.cls, CT_V_NEW);
+	}
+}
+
+static uint32_t ring_fill(struct ct_thread *thr)
+{
+	return atomic_load(&thr->ring.tail) - atomic_load(&thr->ring.head);
+}
+
+/* another thread holding gc_lock, as one emptying its own ring does */
+struct holder {
+	struct ct_table *t;
+	_Atomic int state;      /* 1: take it, 2: held, 3: let go, 0: done */
+};
+
+static void *holder_main(void *arg)
+{
+	struct holder *ho = arg;
+
+	while (atomic_load(&ho->state) != 1)
+		sched_yield();
+	pthread_mutex_lock(&ho->t->gc_lock);
+	atomic_store(&ho->state, 2);
+	while (atomic_load(&ho->state) != 3)
+		sched_yield();
+	pthread_mutex_unlock(&ho->t->gc_lock);
+	atomic_store(&ho->state, 0);
+	return NULL;
+}
+
+static void hold(struct holder *ho)
+{
+	atomic_store(&ho->state, 1);
+	while (atomic_load(&ho->state) != 2)
+		sched_yield();
+}
+
+static void let_go(struct holder *ho)
+{
+	atomic_store(&ho->state, 3);
+	while (atomic_load(&ho->state) != 0)
+		sched_yield();
+}
+
+static struct ct_table *table_65536_rows(void)
+{
+	struct ct_table_config cfg;
+	struct ct_table *t;
+
+	ct_table_config_default(&cfg);
+	cfg.settings.checksum = 0;
+	cfg.settings.buckets = 65536;
+	cfg.settings.max = 0;
+	assert_int_equal(ct_table_create(&cfg, &t), 0);
+	ct_tsan_rcu_wrap(t);
+	return t;
+}
+
+/* every entry leaves exactly at 30 s after @made (their one time), in
+ * one pass, with no walk beyond @seeds */
+static void leave_at(struct ct_table *t, struct ct_thread *thr, ct_time_ns made,
+		     uint64_t n, uint64_t seeds)
+{
+	struct ct_gc_result res;
+	struct ct_stats st;
+
+	assert_int_equal(ct_table_count(t), n);
+	assert_int_equal(ct_gc_step(thr, made + 30 * STRESS_SEC - 1, 0, &res), 0);
+	assert_int_equal(ct_table_count(t), n);
+	assert_int_equal(ct_gc_step(thr, made + 30 * STRESS_SEC, 0, &res), 0);
+	assert_int_equal(res.expired, n);
+	assert_int_equal(ct_table_count(t), 0);
+	ct_table_get_stats(t, &st);
+	assert_int_equal(st.gc_wheel_seeds, seeds);
+}
+
+static void test_a_ring_half_full_is_emptied_in_a_moment_the_lock_is_free(void **state)
+{
+	struct ct_table *t = table_65536_rows();
+	struct ct_thread *thr = ct_thread_attach(t);
+	struct holder ho = { .t = t };
+	struct ct_gc_result res;
+	struct ct_stats st;
+	pthread_t th;
+	const uint32_t half = CT_WHEEL_RING / 2 + 2 * CT_WHEEL_RING_TRY;
+	uint32_t made = 0;
+
+	(void)state;
+	assert_non_null(thr);
+	assert_int_equal(ct_gc_step(thr, 0, 0, &res), 0);   /* seeded */
+	ct_table_get_stats(t, &st);
+	assert_int_equal(pthread_create(&th, NULL, holder_main, &ho), 0);
+
+	hold(&ho);
+	make_flows(thr, made, half, 0);
+	made += half;
+	assert_int_equal(ring_fill(thr), half);
+	let_go(&ho);
+	/* the lock free for a moment: the next try empties the ring */
+	make_flows(thr, made, CT_WHEEL_RING_TRY, 0);
+	made += CT_WHEEL_RING_TRY;
+	assert_true(ring_fill(thr) < CT_WHEEL_RING_TRY);
+	/* so the next hold has half a ring of room again */
+	atomic_store(&ho.state, 0);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(pthread_create(&th, NULL, holder_main, &ho), 0);
+	hold(&ho);
+	make_flows(thr, made, half, 0);
+	made += half;
+	let_go(&ho);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_false(atomic_load(&t->wheel_reseed));
+
+	leave_at(t, thr, 0, made, st.gc_wheel_seeds);
+	ct_thread_detach(thr);
+	ct_table_destroy(t);
+}
+
+static void test_a_ring_filled_between_slices_of_a_walk_asks_for_no_second_walk(void **state)
+{
+	struct ct_table *t = table_65536_rows();
+	struct ct_thread *thr = ct_thread_attach(t);
+	struct ct_gc_policy pol;
+	struct ct_gc_result res;
+	struct ct_stats st;
+	uint64_t seeds;
+
+	(void)state;
+	assert_non_null(thr);
+	make_flows(thr, 0, FILL_FLOWS, 0);
+	/* a wheel that needs its walk, walked one slice of 1 ns: a group */
+	ct_gc_policy_default(&pol);
+	pol.lock = CT_GC_LOCK_DUE;
+	ct_gc_set_policy(t, &pol);
+	pol.lock = CT_GC_LOCK_WHEEL;
+	ct_gc_set_policy(t, &pol);
+	ct_table_get_stats(t, &st);
+	seeds = st.gc_wheel_seeds;
+	assert_int_equal(ct_gc_step(thr, 0, 1, &res), 0);
+	assert_false(res.pass_done);
+	assert_false(t->wheel.seeded);
+	/* more than a ring's worth between two slices, the lock free */
+	make_flows(thr, FILL_FLOWS, CT_WHEEL_RING + CT_WHEEL_RING / 4, 0);
+	assert_false(atomic_load(&t->wheel_reseed));
+	do
+		assert_int_equal(ct_gc_step(thr, 0, 0, &res), 0);
+	while (!res.pass_done);
+	ct_table_get_stats(t, &st);
+	assert_int_equal(st.gc_wheel_seeds, seeds + 1);   /* the one walk */
+
+	leave_at(t, thr, 0, FILL_FLOWS + CT_WHEEL_RING + CT_WHEEL_RING / 4, seeds + 1);
+	ct_thread_detach(thr);
+	ct_table_destroy(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_connections_made_during_a_seeding_walk_need_no_second_walk),
+		cmocka_unit_test(test_a_ring_half_full_is_emptied_in_a_moment_the_lock_is_free),
+		cmocka_unit_test(test_a_ring_filled_between_slices_of_a_walk_asks_for_no_second_walk),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
