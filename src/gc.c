@@ -219,6 +219,7 @@ static void gc_ns_flush(struct gc_run *g)
 }
 
 static void gc_drain(struct gc_run *g);
+static void gc_rings_drain(struct ct_table *t);
 
 /* Offer to yield: quiescent state (QSBR) or a fresh read-side section
  * (memb), and the stop check.  Queued rows are collected first: after the
@@ -254,8 +255,6 @@ static void gc_yield(struct gc_run *g)
  * so once per group.  (The every-row policy yields inside the group
  * loop.)  Returns false when the slice must end.
  */
-static void gc_rings_drain(struct ct_table *t);
-
 static bool gc_after_clock(struct gc_run *g)
 {
 	uint64_t now = mono_ns();
@@ -1266,12 +1265,6 @@ static bool gc_wheel_seed(struct gc_run *g)
 	return true;
 }
 
-/*
- * A CT_GC_LOCK_WHEEL step: the packet threads' rings into the wheel, the
- * buckets whose time has come onto the pending list, their rows
- * collected; the seeding walk first when the wheel is not complete.
- * Returns true when everything due at @now was collected (a pass).
- */
 /* Every packet thread's ring into the wheel (gc_lock held). */
 static void gc_rings_drain(struct ct_table *t)
 {
@@ -1283,6 +1276,12 @@ static void gc_rings_drain(struct ct_table *t)
 	pthread_mutex_unlock(&t->thr_lock);
 }
 
+/*
+ * A CT_GC_LOCK_WHEEL step: the packet threads' rings into the wheel, the
+ * buckets whose time has come onto the pending list, their rows
+ * collected; the seeding walk first when the wheel is not complete.
+ * Returns true when everything due at @now was collected (a pass).
+ */
 static bool gc_wheel_step(struct gc_run *g)
 {
 	struct ct_table *t = g->t;
