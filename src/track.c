@@ -542,12 +542,16 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 	bool wheel;
 	int pos = -1;
 
+	/* the counters of a refusal are the kernel's: no entry to be had
+	 * (no memory, or a full table with nothing to evict) is `drop`
+	 * (nf_conntrack_in, "too stressed to deal"); an entry that cannot
+	 * be inserted (the chain limit) is `insert_failed` and
+	 * `chaintoolong` (__nf_conntrack_confirm), not `drop` */
 	c = ct_slab_alloc(&ns->slabs[cls], mag);
 	if (!c) {
 		v->cls = CT_V_DROP;
 		v->reason = CT_PR_NO_MEMORY;
 		CT_CTR_INC(thr, drop);
-		CT_CTR_INC(thr, insert_failed);
 		return false;
 	}
 	c->hash = (uint32_t)k->hash;
@@ -612,7 +616,6 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 		v->cls = CT_V_DROP;
 		v->reason = CT_PR_TABLE_FULL;
 		CT_CTR_INC(thr, drop);
-		CT_CTR_INC(thr, insert_failed);
 		CT_NS_ADD(thr, ns, drop, 1);
 		return false;
 	}
@@ -647,13 +650,11 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 		v->reason = CT_PR_CHAIN_TOO_LONG;
 		CT_CTR_INC(thr, chaintoolong);
 		CT_CTR_INC(thr, insert_failed);
-		CT_CTR_INC(thr, drop);
 		return false;
 	default:
 		ct_slab_unused(mag, c);
 		v->cls = CT_V_DROP;
 		v->reason = CT_PR_NO_MEMORY;
-		CT_CTR_INC(thr, insert_failed);
 		CT_CTR_INC(thr, drop);
 		return false;
 	}

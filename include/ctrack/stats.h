@@ -23,8 +23,12 @@ struct ct_stats {
 	uint64_t found;          /* lookups that hit an existing entry */
 	uint64_t invalid;        /* packets classified INVALID */
 	uint64_t insert;         /* entries created */
-	uint64_t insert_failed;  /* creations refused (clash lost, no room) */
-	uint64_t drop;           /* packets dropped: table full */
+	uint64_t insert_failed;  /* entries that could not be inserted: the
+				  * chain limit (the kernel's confirm
+				  * failures; not counted in drop) */
+	uint64_t drop;           /* packets dropped for want of an entry:
+				  * table full with nothing to evict, no
+				  * memory (the kernel's "too stressed") */
 	uint64_t early_drop;     /* entries evicted to make room */
 	uint64_t error;          /* ICMP errors that matched nothing */
 	uint64_t search_restart; /* lookups restarted (resize, row moved) */

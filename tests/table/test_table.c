@@ -572,6 +572,7 @@ static void test_full_table_of_assured_entries_drops_new_ones(void **state)
 	assert_int_equal(v.reason, CT_PR_TABLE_FULL);
 	ct_table_get_stats(f->t, &st);
 	assert_int_equal(st.drop, 1);
+	assert_int_equal(st.insert_failed, 0);   /* the kernel's: drop only */
 	assert_int_equal(st.early_drop, 0);
 	assert_int_equal(ct_table_count(f->t), 32);
 	teardown_f(f);
@@ -876,6 +877,9 @@ static void test_chain_limit_refuses_and_counts_chaintoolong(void **state)
 	}
 	ct_table_get_stats(f->t, &st);
 	assert_true(st.chaintoolong > 0);
+	/* the kernel's confirm failure: insert_failed too, not drop */
+	assert_int_equal(st.insert_failed, st.chaintoolong);
+	assert_int_equal(st.drop, 0);
 	assert_true(ct_table_count(f->t) <= 64 * 8);
 	assert_int_equal(st.insert + st.chaintoolong, 64 * 64);
 	teardown_f(f);
