@@ -1317,8 +1317,6 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 	struct ct_htab *h;
 	uint64_t grp, next_due = CT_DUE_NEVER;
 	uint64_t start = mono_ns();
-	uint64_t max95;
-	int64_t count;
 	bool skip;
 
 	if (!res)
@@ -1355,8 +1353,9 @@ int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 	 * does. */
 	ct_thread_fold_count(thr);
 	if (atomic_load_explicit(&t->gc_early_drop, memory_order_relaxed)) {
-		count = (int64_t)ct_table_count(t);
-		max95 = __atomic_load_n(&t->max95, __ATOMIC_RELAXED);
+		int64_t count = (int64_t)ct_table_count(t);
+		uint64_t max95 = __atomic_load_n(&t->max95, __ATOMIC_RELAXED);
+
 		g.pressure = max95 && count >= (int64_t)max95;
 		if (g.pressure)
 			g.excess = count - (int64_t)max95 + 1;

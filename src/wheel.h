@@ -85,9 +85,10 @@
  * trylock; CT_WHEEL_RING short pushes, once per CT_WHEEL_RING inserts
  * while the collector lags) - and tries from half full on, so that another
  * thread emptying its own ring at that moment, or the collector between
- * two yields, costs no handle.  Only if the collector is running at that
- * moment is the handle dropped and the table's reseed flag set (while it
- * is set nothing is queued); so does switching the policy on.  Reseeding
+ * two yields, costs no handle.  Only if the lock stays held by others
+ * while the ring's second half fills is the handle dropped and the
+ * table's reseed flag set (while it is set nothing is queued); so does
+ * switching the policy on.  Reseeding
  * empties the wheel and walks every row once (in slices), queueing a slot
  * handle per bounded slot and a row handle for the rest: the wheel is
  * exact again without ever having had to be.

@@ -50,7 +50,7 @@ struct ct_stats {
 	uint64_t gc_wheel_seeds; /* walks that (re)built the collector's wheel:
 				  * the policy switched on, a resize, a
 				  * packet thread's ring overflowing while
-				  * the collector held its lock */
+				  * others held the collector's lock */
 	uint64_t resizes;        /* online resizes completed */
 	uint64_t invalid_by_reason[CT_PR_MAX];
 };

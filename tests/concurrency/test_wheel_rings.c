@@ -120,12 +120,130 @@ static void *maker_main(void *arg)
 	return NULL;
 }
 
-static void test_connections_made_during_a_seeding_walk_need_no_second_walk(void **state)
+/* UDP flows FIRST.. FIRST+@n-1 at @now, each a new entry */
+static void make_flows(struct ct_thread *thr, uint32_t first, uint32_t n, ct_time_ns now)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		struct ct_packet p;
+		struct ct_verdict v;
+
+		udp_packet(&p, first + i);
+		assert_int_equal(ct_process(thr, &p, now, &v), 0);
+		assert_int_equal(v.cls, CT_V_NEW);
+	}
+}
+
+static uint32_t ring_fill(struct ct_thread *thr)
+{
+	return atomic_load(&thr->ring.tail) - atomic_load(&thr->ring.head);
+}
+
+/* another thread holding gc_lock, as one emptying its own ring does:
+ * hold() until let_go(), as often as asked, until holder_stop() */
+struct holder {
+	struct ct_table *t;
+	pthread_t th;
+	_Atomic int state;      /* 1: take it, 2: held, 3: let go, 0: idle,
+				 * 4: end */
+};
+
+static void *holder_main(void *arg)
+{
+	struct holder *ho = arg;
+	int st;
+
+	for (;;) {
+		while ((st = atomic_load(&ho->state)) != 1 && st != 4)
+			sched_yield();
+		if (st == 4)
+			return NULL;
+		pthread_mutex_lock(&ho->t->gc_lock);
+		atomic_store(&ho->state, 2);
+		while (atomic_load(&ho->state) != 3)
+			sched_yield();
+		pthread_mutex_unlock(&ho->t->gc_lock);
+		atomic_store(&ho->state, 0);
+	}
+}
+
+static void holder_start(struct holder *ho, struct ct_table *t)
+{
+	ho->t = t;
+	atomic_store(&ho->state, 0);
+	assert_int_equal(pthread_create(&ho->th, NULL, holder_main, ho), 0);
+}
+
+static void hold(struct holder *ho)
+{
+	atomic_store(&ho->state, 1);
+	while (atomic_load(&ho->state) != 2)
+		sched_yield();
+}
+
+static void let_go(struct holder *ho)
+{
+	atomic_store(&ho->state, 3);
+	while (atomic_load(&ho->state) != 0)
+		sched_yield();
+}
+
+static void holder_stop(struct holder *ho)
+{
+	atomic_store(&ho->state, 4);
+	assert_int_equal(pthread_join(ho->th, NULL), 0);
+}
+
+static struct ct_table *table_65536_rows(void)
 {
 	struct ct_table_config cfg;
-	struct ct_gc_policy pol;
-	struct ct_gc_result res;
 	struct ct_table *t;
+
+	ct_table_config_default(&cfg);
+	cfg.settings.checksum = 0;
+	cfg.settings.buckets = 65536;
+	cfg.settings.max = 0;
+	assert_int_equal(ct_table_create(&cfg, &t), 0);
+	ct_tsan_rcu_wrap(t);
+	return t;
+}
+
+/* a wheel that needs its walk: the policy switched off and on again,
+ * yielding every @yield_ns (0: the default) */
+static void need_walk(struct ct_table *t, uint64_t yield_ns)
+{
+	struct ct_gc_policy pol;
+
+	ct_gc_policy_default(&pol);
+	pol.lock = CT_GC_LOCK_DUE;
+	ct_gc_set_policy(t, &pol);
+	pol.lock = CT_GC_LOCK_WHEEL;
+	if (yield_ns)
+		pol.yield_ns = yield_ns;
+	ct_gc_set_policy(t, &pol);
+}
+
+/* every entry leaves exactly at 30 s after @made (their one time), in
+ * one pass, with no walk beyond @seeds */
+static void leave_at(struct ct_table *t, struct ct_thread *thr, ct_time_ns made,
+		     uint64_t n, uint64_t seeds)
+{
+	struct ct_gc_result res;
+	struct ct_stats st;
+
+	assert_int_equal(ct_table_count(t), n);
+	assert_int_equal(ct_gc_step(thr, made + 30 * STRESS_SEC - 1, 0, &res), 0);
+	assert_int_equal(ct_table_count(t), n);
+	assert_int_equal(ct_gc_step(thr, made + 30 * STRESS_SEC, 0, &res), 0);
+	assert_int_equal(res.expired, n);
+	assert_int_equal(ct_table_count(t), 0);
+	ct_table_get_stats(t, &st);
+	assert_int_equal(st.gc_wheel_seeds, seeds);
+}
+
+static void test_connections_made_during_a_seeding_walk_need_no_second_walk(void **state)
+{
+	struct ct_gc_result res;
+	struct ct_table *t = table_65536_rows();   /* 260k entries: no resize */
 	struct ct_thread *thr;
 	struct ct_stats st;
 	struct maker m;
@@ -133,12 +251,6 @@ static void test_connections_made_during_a_seeding_walk_need_no_second_walk(void
 	uint64_t seeds, walk_yields;
 
 	(void)state;
-	ct_table_config_default(&cfg);
-	cfg.settings.checksum = 0;
-	cfg.settings.buckets = 65536;   /* 260k entries: no resize */
-	cfg.settings.max = 0;           /* nor early drop */
-	assert_int_equal(ct_table_create(&cfg, &t), 0);
-	ct_tsan_rcu_wrap(t);
 	prev_flavor = t->rcu;
 	hooked_flavor = *prev_flavor;
 	hooked_flavor.read_unlock = hooked_read_unlock;
@@ -147,22 +259,9 @@ static void test_connections_made_during_a_seeding_walk_need_no_second_walk(void
 
 	thr = ct_thread_attach(t);
 	assert_non_null(thr);
-	for (uint32_t i = 0; i < FILL_FLOWS; i++) {
-		struct ct_packet p;
-		struct ct_verdict v;
-
-		udp_packet(&p, i);
-		assert_int_equal(ct_process(thr, &p, 0, &v), 0);
-		assert_int_equal(v.cls, CT_V_NEW);
-	}
-	/* a yield at every group, and a wheel that needs its walk: the
-	 * policy switched off and on again */
-	ct_gc_policy_default(&pol);
-	pol.lock = CT_GC_LOCK_DUE;
-	ct_gc_set_policy(t, &pol);
-	pol.lock = CT_GC_LOCK_WHEEL;
-	pol.yield_ns = 1000;
-	ct_gc_set_policy(t, &pol);
+	make_flows(thr, 0, FILL_FLOWS, 0);
+	/* a wheel that needs its walk, and a yield at every group */
+	need_walk(t, 1000);
 	ct_table_get_stats(t, &st);
 	seeds = st.gc_wheel_seeds;
 
@@ -199,111 +298,19 @@ static void test_connections_made_during_a_seeding_walk_need_no_second_walk(void
 	assert_int_equal(ct_gc_step(thr, 30 * STRESS_SEC, 0, &res), 0);
 	assert_int_equal(res.expired, FILL_FLOWS);
 	assert_int_equal(ct_table_count(t), ROUNDS * ROUND_FLOWS);
-	assert_int_equal(ct_gc_step(thr, 40 * STRESS_SEC - 1, 0, &res), 0);
-	assert_int_equal(ct_table_count(t), ROUNDS * ROUND_FLOWS);
-	assert_int_equal(ct_gc_step(thr, 40 * STRESS_SEC, 0, &res), 0);
-	assert_int_equal(res.expired, ROUNDS * ROUND_FLOWS);
-	assert_int_equal(ct_table_count(t), 0);
-	ct_table_get_stats(t, &st);
-	assert_int_equal(st.gc_wheel_seeds, seeds + 1);
+	leave_at(t, thr, 10 * STRESS_SEC, ROUNDS * ROUND_FLOWS, seeds + 1);
 
 	ct_thread_detach(thr);
 	ct_table_destroy(t);
-}
-
-/* UDP flows FIRST.. FIRST+@n-1 at @now, each a new entry */
-static void make_flows(struct ct_thread *thr, uint32_t first, uint32_t n, ct_time_ns now)
-{
-	for (uint32_t i = 0; i < n; i++) {
-		struct ct_packet p;
-		struct ct_verdict v;
-
-		udp_packet(&p, first + i);
-		assert_int_equal(ct_process(thr, &p, now, &v), 0);
-		assert_int_equal(v.cls, CT_V_NEW);
-	}
-}
-
-static uint32_t ring_fill(struct ct_thread *thr)
-{
-	return atomic_load(&thr->ring.tail) - atomic_load(&thr->ring.head);
-}
-
-/* another thread holding gc_lock, as one emptying its own ring does */
-struct holder {
-	struct ct_table *t;
-	_Atomic int state;      /* 1: take it, 2: held, 3: let go, 0: done */
-};
-
-static void *holder_main(void *arg)
-{
-	struct holder *ho = arg;
-
-	while (atomic_load(&ho->state) != 1)
-		sched_yield();
-	pthread_mutex_lock(&ho->t->gc_lock);
-	atomic_store(&ho->state, 2);
-	while (atomic_load(&ho->state) != 3)
-		sched_yield();
-	pthread_mutex_unlock(&ho->t->gc_lock);
-	atomic_store(&ho->state, 0);
-	return NULL;
-}
-
-static void hold(struct holder *ho)
-{
-	atomic_store(&ho->state, 1);
-	while (atomic_load(&ho->state) != 2)
-		sched_yield();
-}
-
-static void let_go(struct holder *ho)
-{
-	atomic_store(&ho->state, 3);
-	while (atomic_load(&ho->state) != 0)
-		sched_yield();
-}
-
-static struct ct_table *table_65536_rows(void)
-{
-	struct ct_table_config cfg;
-	struct ct_table *t;
-
-	ct_table_config_default(&cfg);
-	cfg.settings.checksum = 0;
-	cfg.settings.buckets = 65536;
-	cfg.settings.max = 0;
-	assert_int_equal(ct_table_create(&cfg, &t), 0);
-	ct_tsan_rcu_wrap(t);
-	return t;
-}
-
-/* every entry leaves exactly at 30 s after @made (their one time), in
- * one pass, with no walk beyond @seeds */
-static void leave_at(struct ct_table *t, struct ct_thread *thr, ct_time_ns made,
-		     uint64_t n, uint64_t seeds)
-{
-	struct ct_gc_result res;
-	struct ct_stats st;
-
-	assert_int_equal(ct_table_count(t), n);
-	assert_int_equal(ct_gc_step(thr, made + 30 * STRESS_SEC - 1, 0, &res), 0);
-	assert_int_equal(ct_table_count(t), n);
-	assert_int_equal(ct_gc_step(thr, made + 30 * STRESS_SEC, 0, &res), 0);
-	assert_int_equal(res.expired, n);
-	assert_int_equal(ct_table_count(t), 0);
-	ct_table_get_stats(t, &st);
-	assert_int_equal(st.gc_wheel_seeds, seeds);
 }
 
 static void test_a_ring_half_full_is_emptied_in_a_moment_the_lock_is_free(void **state)
 {
 	struct ct_table *t = table_65536_rows();
 	struct ct_thread *thr = ct_thread_attach(t);
-	struct holder ho = { .t = t };
+	struct holder ho;
 	struct ct_gc_result res;
 	struct ct_stats st;
-	pthread_t th;
 	const uint32_t half = CT_WHEEL_RING / 2 + 2 * CT_WHEEL_RING_TRY;
 	uint32_t made = 0;
 
@@ -311,7 +318,7 @@ static void test_a_ring_half_full_is_emptied_in_a_moment_the_lock_is_free(void *
 	assert_non_null(thr);
 	assert_int_equal(ct_gc_step(thr, 0, 0, &res), 0);   /* seeded */
 	ct_table_get_stats(t, &st);
-	assert_int_equal(pthread_create(&th, NULL, holder_main, &ho), 0);
+	holder_start(&ho, t);
 
 	hold(&ho);
 	make_flows(thr, made, half, 0);
@@ -323,14 +330,11 @@ static void test_a_ring_half_full_is_emptied_in_a_moment_the_lock_is_free(void *
 	made += CT_WHEEL_RING_TRY;
 	assert_true(ring_fill(thr) < CT_WHEEL_RING_TRY);
 	/* so the next hold has half a ring of room again */
-	atomic_store(&ho.state, 0);
-	assert_int_equal(pthread_join(th, NULL), 0);
-	assert_int_equal(pthread_create(&th, NULL, holder_main, &ho), 0);
 	hold(&ho);
 	make_flows(thr, made, half, 0);
 	made += half;
 	let_go(&ho);
-	assert_int_equal(pthread_join(th, NULL), 0);
+	holder_stop(&ho);
 	assert_false(atomic_load(&t->wheel_reseed));
 
 	leave_at(t, thr, 0, made, st.gc_wheel_seeds);
@@ -342,7 +346,6 @@ static void test_a_ring_filled_between_slices_of_a_walk_asks_for_no_second_walk(
 {
 	struct ct_table *t = table_65536_rows();
 	struct ct_thread *thr = ct_thread_attach(t);
-	struct ct_gc_policy pol;
 	struct ct_gc_result res;
 	struct ct_stats st;
 	uint64_t seeds;
@@ -351,11 +354,7 @@ static void test_a_ring_filled_between_slices_of_a_walk_asks_for_no_second_walk(
 	assert_non_null(thr);
 	make_flows(thr, 0, FILL_FLOWS, 0);
 	/* a wheel that needs its walk, walked one slice of 1 ns: a group */
-	ct_gc_policy_default(&pol);
-	pol.lock = CT_GC_LOCK_DUE;
-	ct_gc_set_policy(t, &pol);
-	pol.lock = CT_GC_LOCK_WHEEL;
-	ct_gc_set_policy(t, &pol);
+	need_walk(t, 0);
 	ct_table_get_stats(t, &st);
 	seeds = st.gc_wheel_seeds;
 	assert_int_equal(ct_gc_step(thr, 0, 1, &res), 0);
