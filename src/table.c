@@ -471,6 +471,13 @@ bool ct_wheel_ring_self_drain(struct ct_thread *thr)
 	return ok;
 }
 
+void ct_wheel_ring_full(struct ct_thread *thr, uint32_t key, uint32_t gen, uint64_t due)
+{
+	if (!(ct_wheel_ring_self_drain(thr) &&
+	      ct_wheel_ring_put_slot(&thr->ring, key, gen, due)))
+		atomic_store_explicit(&thr->t->wheel_reseed, true, memory_order_seq_cst);
+}
+
 void ct_conn_due_lowered(struct ct_thread *thr, struct ct_conn *c, ct_time_ns now)
 {
 	struct ct_table *t = thr->t;

@@ -199,9 +199,15 @@ struct ct_table {
 
 /* ---- helpers shared by the core files ---- */
 
-/* A full ring of @thr's into the wheel, when gc_lock is free (table.c).
- * Returns whether it was emptied. */
+/* @thr's ring into the wheel, when gc_lock is free (table.c); it is full,
+ * or half full and tried once per CT_WHEEL_RING_TRY handles.  Returns
+ * whether it was emptied. */
 bool ct_wheel_ring_self_drain(struct ct_thread *thr);
+
+/* @thr's ring was full when it queued this handle: empty it and queue the
+ * handle, or drop it and set the reseed flag (table.c).  Out of line, so
+ * that ct_wheel_note_slot stays small enough to inline into the insert. */
+void ct_wheel_ring_full(struct ct_thread *thr, uint32_t key, uint32_t gen, uint64_t due);
 
 /*
  * ct_wheel_note_slot - @thr inserted an entry at ref @key of generation
@@ -229,15 +235,10 @@ static inline void ct_wheel_note_slot(struct ct_thread *thr, uint32_t key, uint3
 	 * pass its line between them at every insert. */
 	if (atomic_load_explicit(&t->wheel_reseed, memory_order_seq_cst))
 		return;
-	if (ct_wheel_ring_put_slot(&thr->ring, key, gen, due)) {
-		/* half full: a try, the collector empties it otherwise */
-		if (__builtin_expect(ct_wheel_ring_half(&thr->ring), 0))
-			ct_wheel_ring_self_drain(thr);
-		return;
-	}
-	if (!(ct_wheel_ring_self_drain(thr) &&
-	      ct_wheel_ring_put_slot(&thr->ring, key, gen, due)))
-		atomic_store_explicit(&t->wheel_reseed, true, memory_order_seq_cst);
+	if (__builtin_expect(!ct_wheel_ring_put_slot(&thr->ring, key, gen, due), 0))
+		ct_wheel_ring_full(thr, key, gen, due);
+	else if (__builtin_expect(ct_wheel_ring_half(&thr->ring), 0))
+		ct_wheel_ring_self_drain(thr);   /* a try: the collector empties it otherwise */
 }
 
 /*
