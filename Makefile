@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # ctrack - thin driver around Meson/Ninja.  See README.md.
 #
 #   make            install missing Debian packages, build into build/

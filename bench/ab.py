@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """bench/ab.py N CMD_A CMD_B [CMD...] - run shell commands alternately N
 times each and report, per command, the median user, system and total CPU
 time of the child (rusage) and the smallest total.

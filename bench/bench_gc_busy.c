@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_gc_busy.c - the collector when it has work: CPU per expired entry
  * and how late entries leave.

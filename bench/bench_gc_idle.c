@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_gc_idle.c - what the collector costs when nothing is due.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_gc_yield.c - what offering to yield costs the collector.
  *

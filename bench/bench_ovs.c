@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_ovs.c - ctrack side by side with Open vSwitch's userspace conntrack.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_read.c - is `ctrack read` bounded by reading the file?
  *

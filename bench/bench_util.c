@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_util.c - clocks, options, statistics, result records and
  * synthetic packets for the benchmarks (see bench_util.h).

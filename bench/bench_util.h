@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench_util.h - what the benchmarks share: clocks, options, statistics,
  * result records, and synthetic packets built straight into struct

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * main.c - ctrack-bench NAME [--json] [OPTIONS...]: run one benchmark.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * probe.c - ctrack-probe: fixed, single-threaded packet workloads for
  * counting instructions per packet under callgrind.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_capture.c - libFuzzer target for the tool's capture reader
  * (tools/ctrack/capture.c and mapped.c): the input is a whole capture

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_parse.c - libFuzzer target for the frame parser, the checksum
  * check and reassembly.

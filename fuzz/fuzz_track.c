@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fuzz_track.c - libFuzzer target: sequences of packets and operations
  * through the whole tracker, with the table's invariants checked.

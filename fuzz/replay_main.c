@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * replay_main.c - run a libFuzzer target without libFuzzer.
  *

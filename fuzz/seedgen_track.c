@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * seedgen_track.c - seed corpus for fuzz_track, written from real captures.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * track_bytecode.h - the little language fuzz_track reads, shared with the
  * seed generator (seedgen_track.c) that writes it from real captures.

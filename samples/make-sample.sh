@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # samples/make-sample.sh - records samples/sample.pcap, the project's own capture.
 #
 # Runs the kernel oracle's "sample" scenario (tests/kernel/kd_scenarios.py):

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # scripts/bench.sh - run the benchmark suite, keep the raw results, and
 # regenerate BENCHMARKS.md's tables and plots from them.
 #

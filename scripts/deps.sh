@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # scripts/deps.sh - install the Debian packages a target needs, only when
 # they are missing.  Usage: scripts/deps.sh build|test|bench|fuzz
 #

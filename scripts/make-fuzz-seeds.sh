@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # scripts/make-fuzz-seeds.sh [PCAPS_DIR] [OUT_DIR]
 # Extracts seed inputs for fuzz/fuzz_parse.c from the capture corpus
 # (default ../shared/pcaps) into OUT_DIR (default build-fuzz/corpus-parse,

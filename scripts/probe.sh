@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # probe.sh - instructions per packet of a ctrack-probe workload, counted by
 # callgrind (repeatable where wall-clock time is not).
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # scripts/run-fuzz.sh BUILD_DIR SECONDS - run every libFuzzer target for a
 # bounded time; `make fuzz` calls it after building BUILD_DIR with
 # -Dfuzz=true (clang, ASan + UBSan).

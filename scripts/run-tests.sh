@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # scripts/run-tests.sh BUILD_DIR [meson test args...]
 # Runs the Meson test suite in BUILD_DIR and ends with one line
 # "N passed, N failed, N skipped" counting individual test cases: each TAP

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # scripts/static-analysis.sh [BUILD_DIR] - cppcheck and clang-tidy over the
 # library and the tool (src/, tools/), with the checked-in configuration:
 #   cppcheck:   warning, style, performance and portability checks;

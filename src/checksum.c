@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * checksum.c - layer-4 checksums, verified the way nf_conntrack verifies
  * them when net.netfilter.nf_conntrack_checksum is 1.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * conn_key.h - an entry's key: stored, expanded, compared (private).
  *

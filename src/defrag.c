@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * defrag.c - IPv4 and IPv6 reassembly in front of the tracker, as
  * nf_defrag_ipv4 (ip_defrag) and nf_defrag_ipv6 (nf_ct_frag6_gather) do

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * event.c - delivering NEW / UPDATE / DESTROY to the table's handler.
  *

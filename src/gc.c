@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gc.c - the collector: expiry in time-bounded slices, rows locked only
  * when they have work, yields offered at most once per millisecond.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hash.c - SipHash-1-3 over the canonical form of a tuple.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hash.h - the table's keyed, direction-blind hash of a tuple.
  *

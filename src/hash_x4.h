@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hash_x4.h - the four-lane SipHash of ct_hash_tuple4_many, as a
  * template: hash.c includes it once per instruction set, with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * htab.c - one generation of the hash table: rows, slots, row locks.
  *

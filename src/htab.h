@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * htab.h - rows of slots: the hash table proper (one generation of it).
  *

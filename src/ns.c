@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ns.c - namespaces: creation, settings, and batched teardown.
  *

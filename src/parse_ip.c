@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * parse_ip.c - IPv4 and IPv6 headers, as the kernel checks them before
  * (and while) nf_conntrack sees a packet.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * parse_l4.c - layer-4 headers: the tuple's ports and the checks the
  * kernel's per-protocol error() functions make before any state changes.

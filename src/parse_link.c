@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * parse_link.c - peel the link layer off a captured frame.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * parse_priv.h - what the parser's files (parse_link.c, parse_ip.c,
  * parse_l4.c, checksum.c, defrag.c) share and nobody else needs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto.h - the one small interface every protocol tracker implements.
  *

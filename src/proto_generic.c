@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto_generic.c - every IP protocol without a tracker of its own.
  *

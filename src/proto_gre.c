@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto_gre.c - GRE tracker (nf_conntrack_proto_gre.c, Linux 6.18).
  *

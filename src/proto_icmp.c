@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto_icmp.c - ICMP and ICMPv6: query trackers and the error rules.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto_icmp.h - ICMP / ICMPv6 error messages: when is one RELATED?
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto_sctp.c - SCTP tracker (nf_conntrack_proto_sctp.c, Linux 6.18).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto_tcp.c - the TCP tracker, behaving as Linux's nf_conntrack_proto_tcp
  * (6.1 and later; checked against the 6.17 source plus the one later

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto_tcp.h - the TCP tracker's private layout (private to the library
  * and its tests).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto_udp.c - UDP and UDP-Lite trackers.
  *

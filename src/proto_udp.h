@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto_udp.h - the UDP tracker's per-packet rule, inline.
  *

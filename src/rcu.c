@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rcu.c - maps enum ct_rcu_flavor to liburcu's flavour tables.
  *

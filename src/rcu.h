@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * rcu.h - the table's RCU flavour behind one small interface.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * settings.c - the kernel's sysctl names, mapped onto struct ct_settings.
  *

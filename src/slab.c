@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * slab.c - per-namespace object slabs over a huge-page arena (see slab.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * slab.h - where entries live: per-namespace slabs of fixed-size objects.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * spin.h - the back-off every spin lock in the library uses.
  *

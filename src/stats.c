@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * stats.c - summing the per-thread counters into conntrack -S figures.
  *

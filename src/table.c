@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * table.c - the table as a whole: creation, threads, membership of
  * entries in rows (insert, unlink, find across a resize), deferred

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * table_impl.h - the insides of struct ct_table, ct_thread and ct_ns.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * track.c - one packet through the tracker: classify, look up, run the
  * protocol's state machine, create, account, report.

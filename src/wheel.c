@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wheel.c - the collector's timer wheel of due rows: buckets of handle
  * blocks, and the packet threads' rings that feed it (wheel.h says what

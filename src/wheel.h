@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * wheel.h - the collector's timer wheel of due entries (private).
  *

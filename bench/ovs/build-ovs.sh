@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/ovs/build-ovs.sh - obtain the Open vSwitch peer for `ctrack-bench ovs`.
 #
 # Builds Open vSwitch's userspace library and its test driver (ovstest,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * bench/ovs/frames.h - the frames both sides of the OVS comparison process.
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # bench/ovs/kernel-ns.sh - the kernel side of `ctrack-bench ovs kernel`.
 #
 # Three network namespaces, created here and removed here, and no traffic

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ovs_ct_harness.c - the OVS side of the large-table comparisons.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ctrack/ctrack.h - everything a program embedding libctrack includes.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ctrack/defrag.h - IPv4 and IPv6 reassembly in front of the tracker.
  *

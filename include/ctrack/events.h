@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ctrack/events.h - NEW / UPDATE / DESTROY, as ctnetlink reports them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ctrack/gc.h - the collector: expiry in bounded slices.
  *

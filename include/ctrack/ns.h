@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ctrack/ns.h - namespaces (zones, tenants, VRFs, network namespaces).
  *

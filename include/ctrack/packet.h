@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ctrack/packet.h - a frame parsed into what the tracker needs.
  *

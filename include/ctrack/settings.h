@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ctrack/settings.h - the knobs, named as the kernel names them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ctrack/stats.h - the counters `conntrack -S` shows, and ctrack's own.
  *

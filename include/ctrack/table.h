@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ctrack/table.h - the connection table and the per-packet entry points.
  *

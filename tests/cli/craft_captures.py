@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """craft_captures.py OUT_DIR - write the damaged and odd capture files that
 tests/cli/test_bad_input.sh feeds to `ctrack read`.
 

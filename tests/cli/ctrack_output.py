@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """ctrack_output.py - what two `ctrack read` runs on the same input may
 differ in, taken out so that their outputs can be compared (used by
 test_burst_equivalence.py and test_mapped_equivalence.py).

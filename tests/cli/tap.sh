@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # tap.sh - tiny TAP helpers for the shell tests (sourced).
 #   ok_if DESCRIPTION COMMAND...   passes when COMMAND exits 0
 #   finish                         prints the plan; exits 1 if anything failed

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # test_bad_input.sh CTRACK PCAPS_DIR - hostile and broken input to `ctrack
 # read`, beyond test_cli_errors.sh: every deliberately broken capture of the
 # corpus, files crafted with absurd record and block lengths

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # test_bench_options.sh CTRACK_BENCH BENCH_SRC_DIR - ctrack-bench's
 # command line as a person types it: NAME --help prints NAME's options and
 # runs nothing; unknown options, options without their value, stray words

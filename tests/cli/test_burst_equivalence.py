@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """test_burst_equivalence.py CTRACK PCAPS_DIR - `ctrack read` hands packets
 to the tracker in bursts (ct_process_burst_ts, each packet at its own
 capture time), and ends a burst before any packet whose time could see an

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """test_capture_tables.py CTRACK PCAPS_DIR - exact tables for real captures.
 
 Each case runs `ctrack read` on one capture of ../shared/pcaps and compares

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # test_cli_errors.sh CTRACK PCAPS_DIR - bad input gets a clear message and
 # the documented exit code (see `ctrack read --help`: 1 usage, 2 unreadable
 # input, 3 damaged input), and never a crash.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """test_mapped_equivalence.py CTRACK PCAPS_DIR CRAFT_SCRIPT - `ctrack read`
 maps a plain pcap file and hands libpcap a stream over the mapping, and
 frames of the link types libpcap does not rewrite are handed to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * stress.h - what the concurrency tests share: time bounds, a virtual
  * clock, a universe of flows and the packets that drive them, an event

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_gc_thread.c - the collector thread is the only thread named ct-gc.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_wheel_rings.c - a long collector slice empties the packet threads'
  * rings as it goes.

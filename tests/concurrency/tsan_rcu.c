@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tsan_rcu.c - the annotated RCU flavours of tsan_rcu.h.
  *

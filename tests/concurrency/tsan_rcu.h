@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * tsan_rcu.h - telling ThreadSanitizer what an RCU grace period orders.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hostile_audit.h - a test-only view of where a table's memory is, so
  * that "nothing is lost" can be checked exactly rather than through the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * hostile_util.h - what the hostile tests share: packets filled in as an
  * embedding dataplane fills struct ct_packet, a small deterministic random

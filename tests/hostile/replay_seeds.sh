@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # replay_seeds.sh SEEDGEN REPLAY PCAPS_DIR - write fuzz_track programs from
 # every capture (fuzz/seedgen_track.c) and run them through the harness's
 # invariant checks (fuzz/replay_main.c prints one TAP line per program).

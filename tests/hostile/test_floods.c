@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_floods.c - SYN and UDP floods of random tuples at ten times the
  * table maximum, while established connections keep talking.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_hash_flood.c - a chosen-tuple flood against a known hash key.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_time_edges.c - the caller's clock at its edges.
  *

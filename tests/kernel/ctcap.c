@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ctcap - capture what a router's conntrack saw, in the order it saw it.
  *

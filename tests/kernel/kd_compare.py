@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """kd_compare: the kernel's table and events against ctrack's, and the capture
 against the kernel's counters.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """kd_ctline: conntrack's text lines, read and written.
 
 Both sides of the comparison speak the text of conntrack-tools: the kernel's

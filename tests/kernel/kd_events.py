@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """kd_events: the router's conntrack events, read from ctnetlink without loss.
 
 `conntrack -E` (conntrack-tools 1.4.7) cannot enlarge its event socket's buffer

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """kd_fwd: a user-space bridge that loses, reorders and delays frames.
 
 This kernel has no netem, so loss and reordering come from here: run inside a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """kd_netns: network namespaces, veth links and the router of the kernel oracle.
 
 The harness compares ctrack with the kernel's nf_conntrack in a router namespace

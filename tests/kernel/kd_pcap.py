@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """kd_pcap: capture files and IP packets, as much as the harness needs of them.
 
 Reads classic pcap (either byte order, micro- or nanosecond stamps) and pcapng

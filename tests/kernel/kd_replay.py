@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """kd_replay: any capture, replayed into the kernel's router.
 
 The addresses in a replayed capture are arbitrary, so the router cannot route

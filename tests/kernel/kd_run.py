@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """kd_run: one scenario (or one replay) through the kernel's router, recorded.
 
 For each run the harness builds a fresh topology, so nothing of one scenario

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """kd_scenarios: the live traffic the harness runs through the kernel's router.
 
 Each scenario is a function that makes traffic with real stacks (kd_traffic),

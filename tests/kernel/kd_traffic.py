@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """kd_traffic: real traffic between the client and server namespaces.
 
 Every packet in a scenario comes from the kernel's own TCP/IP stacks: the

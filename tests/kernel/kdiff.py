@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """kdiff: ctrack against the kernel's nf_conntrack, on real traffic.
 
 Runs traffic through a router namespace whose conntrack tracks it, records

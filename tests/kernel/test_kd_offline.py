@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Offline tests of the kernel oracle's own parts (no root, no namespaces).
 
 The live harness judges ctrack; these tests judge the harness: the conntrack

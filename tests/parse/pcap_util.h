@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * pcap_util.h - load a capture from the shared corpus into memory for the
  * parser tests (header-only: each test executable includes it once).

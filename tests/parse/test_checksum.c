@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_checksum.c - ct_packet_l4_csum_ok() against tshark's verdicts on
  * real captures, plus the places where the kernel's nf_conntrack checksum

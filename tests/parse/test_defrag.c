@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_defrag.c - ct_defrag: reassembly as nf_defrag_ipv4/ipv6 do it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_ip6_resume.c - a first IPv6 fragment that defrag lets through is
  * parsed again as a whole packet (nf_defrag_ipv6 gave up on it, conntrack

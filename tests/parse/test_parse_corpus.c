@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_parse_corpus.c - every capture in ../shared/pcaps through
  * ct_parse_frame(), ct_packet_l4_csum_ok() and ct_defrag: nothing may

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_parse_ip.c - IPv4/IPv6 headers and layer-4 checks.
  *

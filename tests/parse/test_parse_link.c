@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_parse_link.c - ct_parse_frame() on every link layer it knows,
  * checked against real captures.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * proto_test_util.h - driving one tracker by hand, as the core would.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_gre.c - the GRE and generic trackers against the kernel.
  *

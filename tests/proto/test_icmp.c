@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_icmp.c - ICMP / ICMPv6 query trackers and the error (RELATED) rules.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_sctp.c - the SCTP tracker against nf_conntrack_proto_sctp.c
  * (Linux 6.18): sctp_conntracks[][][], do_basic_checks, sctp_new, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_tcp.c - the TCP tracker against the kernel's rules.
  *

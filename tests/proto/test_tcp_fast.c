@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_tcp_fast.c - the TCP tracker's fast path answers exactly as its
  * general path.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_tuple_protos.c - ct_tuple_invert and ct_tuple_format, protocol by
  * protocol, against their references:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_udp.c - the UDP and UDP-Lite trackers against the kernel's rules.
  *

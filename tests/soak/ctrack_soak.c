@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * ctrack_soak.c - churn at the table maximum for minutes: nothing drifts,
  * nothing leaks, memory stays flat, latencies stay put.

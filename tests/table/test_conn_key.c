@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_conn_key.c - an entry's compact key (src/conn_key.h): stored,
  * expanded and compared without loss, for IPv4 (whole in the 40-byte

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_table.c - the table core: lookup in both directions, creation,
  * accounting, events, expiry by the collector and by lookups, flush,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_capture.c - the tool's capture reader (tools/ctrack/capture.c) on
  * mapped files: what `ctrack read` relies on when it hands packets to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_mapped.c - the tool's mapped capture stream (tools/ctrack/mapped.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_public_api.c - the README's example, compiled against the public
  * headers only (include/ctrack/, no src/) and linked with the shared

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * capture.c - classic pcap through libpcap, pcapng through our own block
  * reader, both over a zlib stream (see capture.h for why); a plain pcap

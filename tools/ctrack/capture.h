@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * capture.h - packets from capture files, whatever their wrapping.
  *

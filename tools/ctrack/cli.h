@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cli.h - what the ctrack subcommands share: exit codes and entry points.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * cmd_read.c - `ctrack read`: replay captures through the tracker in
  * capture time and show the table, the events and the counters.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * format.c - the conntrack(8) text formats and one-object-per-line JSON.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * format.h - connections and events as conntrack(8) prints them, and JSON.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * main.c - the ctrack command: dispatch to subcommands, help, version.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mapped.c - a regular file as a stdio stream over a private mapping
  * (see mapped.h for why).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * mapped.h - a regular file read through a read-only mapping, offered as
  * a stdio stream.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sysctl_file.c - read NAME=VALUE / "name = value" lines, as `sysctl -a`
  * or `sysctl net.netfilter` print them, into ct_settings.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * sysctl_file.h - apply a `sysctl -a`-style file to ct_settings.
  */
