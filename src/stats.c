@@ -69,6 +69,17 @@ void ct_table_get_stats(const struct ct_table *ct, struct ct_stats *s)
 	s->resizes = atomic_load(&t->resizes);
 }
 
+/* issue 25 (the daemon's cpu=N lines): one thread's counters, stats.h */
+void ct_thread_get_stats(const struct ct_thread *thr, struct ct_stats *s)
+{
+	struct ct_counters c;
+
+	memset(&c, 0, sizeof(c));
+	ct_counters_add(&c, &thr->ctr);
+	memset(s, 0, sizeof(*s));
+	to_stats(&c, s);
+}
+
 /*
  * The caller need not be attached, so it cannot hold a read-side section:
  * ns_lock keeps the namespace published (ct_ns_destroy unpublishes it, and
