@@ -384,7 +384,9 @@ static int list_cb(const struct ct_conn_info *ci, void *arg)
 	char *p;
 	size_t n;
 
-	if (!ctl_filter_match(&c->req.filter, ci))
+	/* an entry whose time is up is gone, whether or not the collector
+	 * has been there yet (the kernel's dump skips and reaps them too) */
+	if (ci->expires <= x->now || !ctl_filter_match(&c->req.filter, ci))
 		return CT_DUMP_SKIP;
 	c->count++;
 	if (c->count_only)
