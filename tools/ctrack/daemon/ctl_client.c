@@ -596,7 +596,7 @@ int cmd_ctl(int argc, char **argv)
 	}
 	optind = 1;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, "+o:f:p:s:d:r:q:w:m:u:ze:b:h", lopts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "o:f:p:s:d:r:q:w:m:u:ze:b:h", lopts, NULL)) != -1) {
 		const char *key = filter_key(o);
 
 		if (o == OPT_HELP || o == 'h') {
