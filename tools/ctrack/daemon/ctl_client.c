@@ -142,8 +142,6 @@ static int send_request(struct cl *c)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
-			fprintf(stderr, "ctrack %s: the daemon closed the connection: %s\n", c->cmd,
-				strerror(errno));
 			free(s);
 			return -1;
 		}
@@ -359,7 +357,7 @@ static int read_replies(struct cl *c, bool stream)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			if (!c->done && c->rc == 0) {
+			if (!c->done && (c->rc == 0 || c->rc == CT_EXIT_INPUT)) {
 				fprintf(stderr, "ctrack %s: the daemon closed the connection%s%s\n", c->cmd,
 					n < 0 ? ": " : "", n < 0 ? strerror(errno) : "");
 				c->rc = CT_EXIT_INPUT;
@@ -704,8 +702,10 @@ int cmd_ctl(int argc, char **argv)
 	c.socket = socket_path(c.socket);
 	if (do_connect(&c) < 0)
 		return CT_EXIT_INPUT;
+	/* a refused client may find the daemon's reason waiting even when
+	 * its request could not be sent: read it either way */
 	if (send_request(&c) < 0)
-		return CT_EXIT_INPUT;
+		c.rc = CT_EXIT_INPUT;
 	rc = read_replies(&c, !strcmp(cmd, "events"));
 	out_write(&c);
 	if (rc == 0 && c.done) {

@@ -70,6 +70,7 @@ struct client {
 	bool root, admin;
 	enum cstate st;
 	bool epollout;
+	bool dead;          /* a send failed: freed by the main loop */
 	char *in;
 	size_t in_len;
 	struct obuf out;
@@ -104,6 +105,8 @@ struct ctl_server {
 	uint64_t last_ring_drops;
 	bool stop;
 };
+
+static void drain_events(struct daemon *d);
 
 /* epoll tags for the non-client descriptors */
 static char tag_listen, tag_signal, tag_timer;
@@ -208,9 +211,12 @@ static void client_free(struct daemon *d, struct client *c)
 	free(c);
 }
 
+static void put_lost_note(struct client *c);
+
 /* Write what is pending; false when the client is gone (freed). */
 static bool client_flush(struct daemon *d, struct client *c)
 {
+again:
 	while (ob_pending(&c->out)) {
 		ssize_t n = send(c->fd, c->out.b + c->out.off, ob_pending(&c->out),
 				 MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -229,6 +235,12 @@ static bool client_flush(struct daemon *d, struct client *c)
 		return false;
 	}
 	c->out.off = c->out.len = 0;
+	/* a subscriber that lost events hears how many as soon as there is
+	 * room again, even if no event follows */
+	if (c->st == CS_EVENTS && c->ev_lost_pending) {
+		put_lost_note(c);
+		goto again;
+	}
 	want_out(d->srv, c, false);
 	if (c->st == CS_CLOSING) {
 		client_free(d, c);
@@ -450,6 +462,8 @@ static void job_step(struct daemon *d, struct client *c)
 		return;
 	}
 	if (c->st == CS_DELETE) {
+		if (c->n_del)
+			drain_events(d);
 		for (size_t i = 0; i < c->n_del; i++) {
 			struct ct_conn_info ci;
 
@@ -724,7 +738,10 @@ static void execute(struct daemon *d, struct client *c)
 		cmd_stats(d, c);
 		break;
 	case CMD_FLUSH: {
-		long n = ct_table_flush(d->thr, -1, now);
+		long n;
+
+		drain_events(d);   /* what came before the flush, first */
+		n = ct_table_flush(d->thr, -1, now);
 
 		put_json(c, json_pack("{s:i,s:b,s:s,s:I}", "v", CTL_PROTO_VERSION, "ok", 1, "cmd",
 				      "flush", "removed", (json_int_t)n));
@@ -827,6 +844,38 @@ static bool client_read(struct daemon *d, struct client *c)
 
 /* ---- events to subscribers ---- */
 
+static void put_lost_note(struct client *c)
+{
+	char note[160];
+	int k = snprintf(note, sizeof(note), "{\"v\":%d,\"lost\":%" PRIu64
+			 ",\"lost_total\":%" PRIu64 "}\n", CTL_PROTO_VERSION,
+			 c->ev_lost_pending, c->ev_lost);
+
+	ob_put(&c->out, note, (size_t)k);
+	c->ev_lost_pending = 0;
+}
+
+/* Send what is pending without waiting and without freeing the client
+ * (callers iterate over the client list): a subscriber that reads keeps
+ * its buffer short even while this thread produces events in a loop (a
+ * flush of a large table). */
+static void client_try_send(struct client *c)
+{
+	while (!c->dead && ob_pending(&c->out)) {
+		ssize_t n = send(c->fd, c->out.b + c->out.off, ob_pending(&c->out),
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n > 0)
+			c->out.off += (size_t)n;
+		else if (n < 0 && errno == EINTR)
+			continue;
+		else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		else
+			c->dead = true;
+	}
+}
+
 static void put_event(struct daemon *d, struct client *c, const struct ct_event *ev)
 {
 	unsigned bit = ev->type == CT_EV_NEW ? CTL_EV_NEW : ev->type == CT_EV_UPDATE
@@ -835,26 +884,32 @@ static void put_event(struct daemon *d, struct client *c, const struct ct_event 
 	char line[FMT_LINE_MAX];
 	size_t n;
 
-	if (!(c->req.event_mask & bit) || !ctl_filter_match(&c->req.filter, &ev->conn))
+	if (c->dead || !(c->req.event_mask & bit) || !ctl_filter_match(&c->req.filter, &ev->conn))
 		return;
+	if (ob_pending(&c->out) + FMT_LINE_MAX + 128 > limit / 2)
+		client_try_send(c);
 	if (ob_pending(&c->out) + FMT_LINE_MAX + 128 > limit) {
 		c->ev_lost_pending++;
 		c->ev_lost++;
 		d->srv->ev_lost_clients++;
 		return;
 	}
-	if (c->ev_lost_pending) {
-		char note[160];
-		int k = snprintf(note, sizeof(note), "{\"v\":%d,\"lost\":%" PRIu64
-				 ",\"lost_total\":%" PRIu64 "}\n", CTL_PROTO_VERSION,
-				 c->ev_lost_pending, c->ev_lost);
-
-		ob_put(&c->out, note, (size_t)k);
-		c->ev_lost_pending = 0;
-	}
+	if (c->ev_lost_pending)
+		put_lost_note(c);
 	n = fmt_event_line(line, &c->fo, ev, ev->ts, c->req.stamp);
 	put_line(c, line, n);
 	c->ev_sent++;
+}
+
+/* Events the main thread causes itself (flush, delete): to the
+ * subscribers at once, after what the rings held before them. */
+static void direct_event(const struct ct_event *ev, void *arg)
+{
+	struct daemon *d = arg;
+
+	for (struct client *c = d->srv->clients; c; c = c->next)
+		if (c->st == CS_EVENTS)
+			put_event(d, c, ev);
 }
 
 static void drain_events(struct daemon *d)
@@ -1072,6 +1127,7 @@ int ctl_server_run(struct daemon *d)
 	struct ctl_server *s = d->srv;
 	struct epoll_event evs[64];
 
+	evbus_set_direct(direct_event, d);
 	while (!s->stop) {
 		bool jobs = false;
 		int n, timeout;
@@ -1117,6 +1173,12 @@ int ctl_server_run(struct daemon *d)
 		}
 		for (struct client *c = s->clients, *next; c; c = next) {
 			next = c->next;
+			if (c->dead) {
+				client_free(d, c);
+				continue;
+			}
+			if (c->st == CS_EVENTS && c->ev_lost_pending && !ob_pending(&c->out))
+				put_lost_note(c);
 			if (ob_pending(&c->out) && !c->epollout && !client_flush(d, c))
 				continue;
 			if (c->st == CS_IDLE && c->in_len)

@@ -208,6 +208,9 @@ void evbus_subscribers(struct evbus *b, int delta);
  */
 size_t evbus_drain(struct evbus *b, struct ct_event *out, size_t max, uint64_t *lost);
 uint64_t evbus_lost_total(struct evbus *b);
+/* The consumer thread's own events bypass the rings: @fn gets them at
+ * once (set on the consumer thread, before it causes any). */
+void evbus_set_direct(void (*fn)(const struct ct_event *, void *), void *arg);
 
 /* ctl_server.c */
 int ctl_server_open(struct daemon *d, char *err, size_t errlen);

@@ -67,6 +67,16 @@ struct evbus {
 };
 
 static _Thread_local struct ev_ring *tl_ring;
+/* the consumer's own events (flush, delete on the main thread) go to it
+ * directly: queued, they would fill its ring while it cannot drain it */
+static _Thread_local void (*tl_direct)(const struct ct_event *, void *);
+static _Thread_local void *tl_direct_arg;
+
+void evbus_set_direct(void (*fn)(const struct ct_event *, void *), void *arg)
+{
+	tl_direct = fn;
+	tl_direct_arg = arg;
+}
 
 struct evbus *evbus_new(unsigned ring_events)
 {
@@ -138,6 +148,10 @@ void evbus_handler(const struct ct_event *ev, void *arg)
 
 	if (atomic_load_explicit(&b->subscribers, memory_order_relaxed) <= 0)
 		return;
+	if (tl_direct) {
+		tl_direct(ev, tl_direct_arg);
+		return;
+	}
 	r = tl_ring;
 	if (!r || r->bus != b) {
 		r = evbus_attach(b);
