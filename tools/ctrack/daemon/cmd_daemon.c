@@ -199,6 +199,8 @@ int cmd_daemon(int argc, char **argv)
 		fprintf(stderr, "ctrack daemon: cannot create the table: %s\n", strerror(-r));
 		return CT_EXIT_INTERNAL;
 	}
+	if (dm_table_created)
+		dm_table_created(d->t);
 	ct_table_set_event_handler(d->t, evbus_handler, d->bus);
 	d->thr = ct_thread_attach(d->t);
 	if (!d->thr) {

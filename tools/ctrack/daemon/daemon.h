@@ -233,6 +233,11 @@ void dm_state_save(struct daemon *d, const char *why);
 void dm_reload(struct daemon *d);
 void dm_settings_changed(struct daemon *d);
 
+/* A hook for tests, called right after the table is created (the
+ * ThreadSanitizer test wraps the table's RCU flavour so that TSan sees
+ * grace periods: tests/concurrency/README.md).  Weak: the tool has none. */
+void dm_table_created(struct ct_table *t) __attribute__((weak));
+
 /* Log a line for the operator (stderr: the journal under systemd). */
 __attribute__((format(printf, 1, 2)))
 void dm_log(const char *fmt, ...);
