@@ -109,6 +109,14 @@ static const struct bench_opt read_opts[] = {
 	{ .name = NULL }
 };
 
+static const struct bench_opt list_opts[] = {
+	{ "entries", BV_COUNT, "N", "entries listed, flows read (default 1M; --quick 100k)", 1, 100000000 },
+	{ "kentries", BV_COUNT, "K", "kernel: its entries (default, and at most, 90% of its nf_conntrack_max)", 1, 100000000 },
+	{ "reps", BV_COUNT, "N", "runs per variant, median (default 5; --quick 2; at most 31)", 1, 31 },
+	QUICK("100k entries, 2 runs"),
+	{ .name = NULL }
+};
+
 static const struct bench_entry benches[] = {
 	{ "gc-yield", "collector pass: yield every row vs at most once per ms",
 	  bench_gc_yield, gc_yield_opts, NULL, NULL, NULL },
@@ -128,6 +136,9 @@ static const struct bench_entry benches[] = {
 	{ "read", "ctrack read on captures: packets per second",
 	  bench_read, read_opts, "FILE", NULL,
 	  "captures to read instead of the default list" },
+	{ "list", "listing at memory speed: printer, daemon socket, kernel, read vs softflowd",
+	  bench_list, list_opts, "WORKLOAD", "printer|socket|kernel|read",
+	  "workloads: printer socket kernel read (default: all)" },
 };
 
 #define N_BENCHES (sizeof(benches) / sizeof(benches[0]))
