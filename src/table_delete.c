@@ -12,6 +12,8 @@
  * control thread may not come back for a long time, and its deletions
  * should not wait for it.
  */
+#include <string.h>
+
 #include "ctrack/control.h"
 #include "ctrack/events.h"
 #include "table_impl.h"
@@ -26,6 +28,7 @@ int ct_table_delete(struct ct_thread *thr, const struct ct_tuple *tuple,
 	enum ct_dir d;
 	int removed = 0;
 
+	memset(&ci, 0, sizeof(ci));
 	if (!ct_tuple_invert(tuple, &inv))
 		inv = *tuple;
 	ct_read_lock(thr);

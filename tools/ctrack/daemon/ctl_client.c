@@ -113,7 +113,7 @@ static int do_connect(struct cl *c)
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	memset(&sa, 0, sizeof(sa));
 	sa.sun_family = AF_UNIX;
-	strcpy(sa.sun_path, c->socket);
+	memcpy(sa.sun_path, c->socket, strlen(c->socket) + 1);
 	if (c->fd < 0 || connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		int e = errno;
 
@@ -186,7 +186,8 @@ static void print_stats_text(struct cl *c, json_t *j)
 		json_object_foreach(json_object_get(tot, "invalid_by_reason"), key, v)
 			n += snprintf(line + n, sizeof(line) - (size_t)n, " %s=%" JSON_INTEGER_FORMAT,
 				      key, json_integer_value(v));
-		n = snprintf(line + n, sizeof(line) - (size_t)n, "%s", n ? "" : " none") + n;
+		if (!n)
+			snprintf(line, sizeof(line), " none");
 		{
 			char l2[4200];
 			int m = snprintf(l2, sizeof(l2), "invalid_by_reason:%s", line);
@@ -247,15 +248,15 @@ static bool on_control(struct cl *c, const char *line, size_t n)
 			"%" JSON_INTEGER_FORMAT " lost here (%" JSON_INTEGER_FORMAT " in all); read "
 			"faster, or raise the daemon's --events-buffer-kb\n", c->cmd,
 			json_integer_value(v), json_integer_value(json_object_get(j, "lost_total")));
-	} else if ((v = json_object_get(j, "end"))) {
+	} else if (json_object_get(j, "end")) {
 		c->count = (uint64_t)json_integer_value(json_object_get(j, "count"));
 		c->done = true;
 		go_on = false;
 	} else if (json_is_true(json_object_get(j, "ok"))) {
 		const char *cmd = json_string_value(json_object_get(j, "cmd"));
 
-		if (c->json_out && cmd && strcmp(cmd, "list") && strcmp(cmd, "get") &&
-		    strcmp(cmd, "delete") && strcmp(cmd, "events")) {
+		if (c->json_out && cmd && strcmp(cmd, "list") != 0 && strcmp(cmd, "get") != 0 &&
+		    strcmp(cmd, "delete") != 0 && strcmp(cmd, "events") != 0) {
 			out_put(c, line, n);
 			c->done = true;
 			go_on = false;
@@ -528,7 +529,7 @@ static int parse_output(struct cl *c, const char *v)
 
 	if (strlen(v) >= sizeof(buf))
 		return -1;
-	strcpy(buf, v);
+	memcpy(buf, v, strlen(v) + 1);
 	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		if (!strcmp(t, "extended") || !strcmp(t, "json")) {
 			json_object_set_new(c->req, "format", json_string(t));
@@ -558,9 +559,10 @@ static int parse_events(struct cl *c, const char *v)
 
 	if (strlen(v) >= sizeof(buf))
 		return -1;
-	strcpy(buf, v);
+	memcpy(buf, v, strlen(v) + 1);
 	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		if (strcasecmp(t, "NEW") && strcasecmp(t, "UPDATE") && strcasecmp(t, "DESTROY")) {
+		if (strcasecmp(t, "NEW") != 0 && strcasecmp(t, "UPDATE") != 0 &&
+		    strcasecmp(t, "DESTROY") != 0) {
 			fprintf(stderr, "ctrack events: -e %s: '%s' is not NEW, UPDATE or DESTROY\n",
 				v, t);
 			json_decref(a);
@@ -574,21 +576,38 @@ static int parse_events(struct cl *c, const char *v)
 	return 0;
 }
 
+static int run_ctl(struct cl *cp, int argc, char **argv);
+
 int cmd_ctl(int argc, char **argv)
 {
 	struct cl c;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	c.fd = -1;
+	rc = run_ctl(&c, argc, argv);
+	if (c.fd >= 0)
+		close(c.fd);
+	json_decref(c.req);
+	json_decref(c.filter);
+	free(c.in);
+	free(c.out);
+	return rc;
+}
+
+/* The command, with every resource in @cp (freed by cmd_ctl). */
+static int run_ctl(struct cl *c, int argc, char **argv)
+{
 	const char *cmd = argv[0];
 	unsigned t = takes(cmd);
 	char err[512];
 	int o, rc;
 
-	memset(&c, 0, sizeof(c));
-	c.cmd = cmd;
-	c.fd = -1;
-	c.req = json_pack("{s:i,s:s}", "v", CTL_PROTO_VERSION, "cmd", cmd);
-	c.filter = json_object();
-	c.out = malloc(OUT_CAP);
-	if (!c.req || !c.filter || !c.out) {
+	c->cmd = cmd;
+	c->req = json_pack("{s:i,s:s}", "v", CTL_PROTO_VERSION, "cmd", cmd);
+	c->filter = json_object();
+	c->out = malloc(OUT_CAP);
+	if (!c->req || !c->filter || !c->out) {
 		fprintf(stderr, "ctrack %s: out of memory\n", cmd);
 		return CT_EXIT_INTERNAL;
 	}
@@ -612,7 +631,7 @@ int cmd_ctl(int argc, char **argv)
 			return CT_EXIT_USAGE;
 		}
 		if (o == OPT_SOCKET) {
-			c.socket = optarg;
+			c->socket = optarg;
 			continue;
 		}
 		if ((key && !(t & 1)) || (o == 'o' && !(t & 2)) || (o == 'z' && !(t & 4)) ||
@@ -622,38 +641,38 @@ int cmd_ctl(int argc, char **argv)
 			return CT_EXIT_USAGE;
 		}
 		if (key) {
-			if (ctl_filter_set(&c.check, key, optarg, err, sizeof(err)) < 0) {
+			if (ctl_filter_set(&c->check, key, optarg, err, sizeof(err)) < 0) {
 				fprintf(stderr, "ctrack %s: %s\n", cmd, err);
 				return CT_EXIT_USAGE;
 			}
-			json_object_set_new(c.filter, key, json_string(optarg));
+			json_object_set_new(c->filter, key, json_string(optarg));
 		} else if (o == 'o') {
-			if (parse_output(&c, optarg) < 0)
+			if (parse_output(c, optarg) < 0)
 				return CT_EXIT_USAGE;
 		} else if (o == 'z') {
-			json_object_set_new(c.req, "zero", json_true());
+			json_object_set_new(c->req, "zero", json_true());
 		} else if (o == 'e') {
-			if (parse_events(&c, optarg) < 0)
+			if (parse_events(c, optarg) < 0)
 				return CT_EXIT_USAGE;
 		} else if (o == 'b') {
 			/* conntrack -E -b: the daemon's buffer is --events-buffer-kb */
 		} else if (o == OPT_ALL) {
-			c.stats_all = true;
+			c->stats_all = true;
 		}
 	}
-	if (ctl_filter_check(&c.check, err, sizeof(err)) < 0) {
+	if (ctl_filter_check(&c->check, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ctrack %s: %s\n", cmd, err);
 		return CT_EXIT_USAGE;
 	}
 	if (!strcmp(cmd, "get")) {
 		struct ct_tuple tu;
 
-		if (ctl_filter_tuple(&c.check, &tu, err, sizeof(err)) < 0) {
+		if (ctl_filter_tuple(&c->check, &tu, err, sizeof(err)) < 0) {
 			fprintf(stderr, "ctrack get: %s\n", err);
 			return CT_EXIT_USAGE;
 		}
 	}
-	if (!strcmp(cmd, "delete") && !c.check.have) {
+	if (!strcmp(cmd, "delete") && !c->check.have) {
 		fprintf(stderr, "ctrack delete: say which entries (-p, -s, -d, ...); `ctrack flush` "
 			"removes them all\n");
 		return CT_EXIT_USAGE;
@@ -674,16 +693,16 @@ int cmd_ctl(int argc, char **argv)
 
 			if (!eq) {
 				/* NAME alone: show it, as sysctl NAME does */
-				json_object_set_new(c.req, "cmd", json_string("sysctl"));
-				json_object_set_new(c.req, "name", json_string(a));
+				json_object_set_new(c->req, "cmd", json_string("sysctl"));
+				json_object_set_new(c->req, "name", json_string(a));
 			} else {
 				if (eq == a || (size_t)(eq - a) >= sizeof(name) || !eq[1]) {
 					fprintf(stderr, "ctrack set: '%s' is not NAME=VALUE\n", a);
 					return CT_EXIT_USAGE;
 				}
 				snprintf(name, sizeof(name), "%.*s", (int)(eq - a), a);
-				json_object_set_new(c.req, "name", json_string(name));
-				json_object_set_new(c.req, "value", json_string(eq + 1));
+				json_object_set_new(c->req, "name", json_string(name));
+				json_object_set_new(c->req, "value", json_string(eq + 1));
 			}
 		}
 	} else if (!strcmp(cmd, "sysctl") && optind < argc) {
@@ -691,35 +710,30 @@ int cmd_ctl(int argc, char **argv)
 			fprintf(stderr, "ctrack sysctl: one NAME at a time\n");
 			return CT_EXIT_USAGE;
 		}
-		json_object_set_new(c.req, "name", json_string(argv[optind]));
+		json_object_set_new(c->req, "name", json_string(argv[optind]));
 	} else if (optind < argc) {
 		fprintf(stderr, "ctrack %s: unexpected argument '%s'\nTry 'ctrack %s --help'.\n", cmd,
 			argv[optind], cmd);
 		return CT_EXIT_USAGE;
 	}
-	if (json_object_size(c.filter))
-		json_object_set(c.req, "filter", c.filter);
-	c.socket = socket_path(c.socket);
-	if (do_connect(&c) < 0)
+	if (json_object_size(c->filter))
+		json_object_set(c->req, "filter", c->filter);
+	c->socket = socket_path(c->socket);
+	if (do_connect(c) < 0)
 		return CT_EXIT_INPUT;
 	/* a refused client may find the daemon's reason waiting even when
 	 * its request could not be sent: read it either way */
-	if (send_request(&c) < 0)
-		c.rc = CT_EXIT_INPUT;
-	rc = read_replies(&c, !strcmp(cmd, "events"));
-	out_write(&c);
-	if (rc == 0 && c.done) {
+	if (send_request(c) < 0)
+		c->rc = CT_EXIT_INPUT;
+	rc = read_replies(c, !strcmp(cmd, "events"));
+	out_write(c);
+	if (rc == 0 && c->done) {
 		if (!strcmp(cmd, "list") || !strcmp(cmd, "get"))
 			fprintf(stderr, "ctrack v%s (ctrack daemon): %" PRIu64 " flow entries have "
-				"been shown.\n", CTRACK_VERSION, c.count);
+				"been shown.\n", CTRACK_VERSION, c->count);
 		else if (!strcmp(cmd, "delete"))
 			fprintf(stderr, "ctrack v%s (ctrack daemon): %" PRIu64 " flow entries have "
-				"been deleted.\n", CTRACK_VERSION, c.count);
+				"been deleted.\n", CTRACK_VERSION, c->count);
 	}
-	close(c.fd);
-	json_decref(c.req);
-	json_decref(c.filter);
-	free(c.in);
-	free(c.out);
 	return rc;
 }

@@ -114,7 +114,7 @@ static int parse_status(struct ctl_filter *f, const char *v, char *err, size_t e
 
 	if (strlen(v) >= sizeof(buf) || !*v)
 		goto bad;
-	strcpy(buf, v);
+	memcpy(buf, v, strlen(v) + 1);
 	f->status = 0;
 	f->status_unreplied = false;
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
@@ -251,7 +251,7 @@ int ctl_filter_set(struct ctl_filter *f, const char *key, const char *v, char *e
 
 		if (strlen(v) >= sizeof(buf))
 			goto badmark;
-		strcpy(buf, v);
+		memcpy(buf, v, strlen(v) + 1);
 		if (slash) {
 			buf[slash - v] = 0;
 			if (num(slash + 1, 0xffffffffu, &m) < 0)

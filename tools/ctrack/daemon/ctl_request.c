@@ -242,7 +242,7 @@ int ctl_request_parse(const char *line, size_t len, struct ctl_request *r,
 		    json_string_length(v) >= sizeof(r->name))
 			FAIL("EINVAL", "\"name\" must be a setting's name (a string of at most %zu "
 			     "bytes)", sizeof(r->name) - 1);
-		strcpy(r->name, json_string_value(v));
+		memcpy(r->name, json_string_value(v), json_string_length(v) + 1);
 	}
 	if ((v = json_object_get(root, "value"))) {
 		char nb[32];
@@ -250,7 +250,7 @@ int ctl_request_parse(const char *line, size_t len, struct ctl_request *r,
 
 		if (!t || !*t || strlen(t) >= sizeof(r->value))
 			FAIL("EINVAL", "\"value\" must be a number (a string or an integer)");
-		strcpy(r->value, t);
+		memcpy(r->value, t, strlen(t) + 1);
 	}
 	if (r->cmd == CMD_SET && (!r->name[0] || !r->value[0]))
 		FAIL("EINVAL", "\"set\" needs \"name\" and \"value\"");

@@ -86,7 +86,6 @@ struct client {
 	uint64_t ev_lost_pending;
 	uint64_t ev_lost;
 	uint64_t ev_sent;
-	bool ev_lost_lines;
 };
 
 struct ctl_server {
@@ -101,7 +100,6 @@ struct ctl_server {
 	/* counters for `ctrack stats` */
 	uint64_t accepted, refused_perm, refused_full, requests, bad_requests, too_long,
 		 denied_admin, disconnect_mid_job, ev_lost_clients;
-	struct dm_ring_stats last_drops_logged;
 	uint64_t last_ring_drops;
 	bool stop;
 };
@@ -1195,8 +1193,10 @@ void ctl_server_close(struct daemon *d)
 
 	if (!s)
 		return;
-	while (s->clients)
-		client_free(d, s->clients);
+	for (struct client *c = s->clients, *next; c; c = next) {
+		next = c->next;
+		client_free(d, c);
+	}
 	if (s->lfd >= 0) {
 		close(s->lfd);
 		/* only our socket: a daemon started after us may own the path */

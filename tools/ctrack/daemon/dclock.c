@@ -13,7 +13,7 @@
 
 static int64_t ts_ns(const struct timespec *ts)
 {
-	return (int64_t)ts->tv_sec * 1000000000ll + ts->tv_nsec;
+	return (int64_t)ts->tv_sec * 1000000000LL + ts->tv_nsec;
 }
 
 ct_time_ns dclock_now(void)

@@ -32,15 +32,15 @@
 #include "daemon.h"
 
 struct ev_ring {
+	/* the producer's line, with what both only read */
+	_Atomic uint64_t head __attribute__((aligned(64)));
 	struct ev_ring *next;
 	struct evbus *bus;
 	struct ct_event *e;
 	uint64_t mask;
-	unsigned id;
-	/* the producer's */
-	_Atomic uint64_t head __attribute__((aligned(64)));
 	uint64_t cached_tail;
 	_Atomic uint64_t lost;
+	unsigned id;
 	/* the consumer's */
 	_Atomic uint64_t tail __attribute__((aligned(64)));
 	uint64_t lost_seen;

@@ -50,36 +50,35 @@ struct opt_def {
 	const char *name;
 	int id;
 	int has_arg;
-	bool restart;        /* a SIGHUP cannot change it */
 	const char *arg;     /* for --help */
 	const char *help;
 };
 
 static const struct opt_def defs[] = {
-	{ "interface", O_INTERFACE, 1, true, "IF", "watch IF (repeatable): packets it receives" },
-	{ "filter", O_FILTER, 1, false, "EXPR", "capture filter, libpcap syntax (tcpdump's)" },
-	{ "replay", O_REPLAY, 1, true, "FILE", "feed a capture instead, at its own pace" },
-	{ "speed", O_SPEED, 1, true, "X", "replay X times as fast (0: no pacing; default 1)" },
-	{ "workers", O_WORKERS, 1, true, "N", "packet threads (default 1)" },
-	{ "socket", O_SOCKET, 1, true, "PATH", "control socket (default /run/ctrack/ctrack.sock)" },
-	{ "socket-group", O_SOCKET_GROUP, 1, false, "GROUP", "may use the socket (and root)" },
-	{ "admin-group", O_ADMIN_GROUP, 1, false, "GROUP",
+	{ "interface", O_INTERFACE, 1, "IF", "watch IF (repeatable): packets it receives" },
+	{ "filter", O_FILTER, 1, "EXPR", "capture filter, libpcap syntax (tcpdump's)" },
+	{ "replay", O_REPLAY, 1, "FILE", "feed a capture instead, at its own pace" },
+	{ "speed", O_SPEED, 1, "X", "replay X times as fast (0: no pacing; default 1)" },
+	{ "workers", O_WORKERS, 1, "N", "packet threads (default 1)" },
+	{ "socket", O_SOCKET, 1, "PATH", "control socket (default /run/ctrack/ctrack.sock)" },
+	{ "socket-group", O_SOCKET_GROUP, 1, "GROUP", "may use the socket (and root)" },
+	{ "admin-group", O_ADMIN_GROUP, 1, "GROUP",
 	  "may flush, delete and set (and root)" },
-	{ "socket-mode", O_SOCKET_MODE, 1, false, "MODE", "the socket's mode (default 0660)" },
-	{ "ring-mb", O_RING_MB, 1, true, "N", "ring size per worker, MiB (default 32)" },
-	{ "ring-timeout-ms", O_RING_TIMEOUT, 1, true, "MS",
+	{ "socket-mode", O_SOCKET_MODE, 1, "MODE", "the socket's mode (default 0660)" },
+	{ "ring-mb", O_RING_MB, 1, "N", "ring size per worker, MiB (default 32)" },
+	{ "ring-timeout-ms", O_RING_TIMEOUT, 1, "MS",
 	  "longest wait for a ring block (default 2)" },
-	{ "max-clients", O_MAX_CLIENTS, 1, false, "N", "clients at once (default 1024)" },
-	{ "events-buffer-kb", O_EVENTS_BUFFER, 1, false, "KB",
+	{ "max-clients", O_MAX_CLIENTS, 1, "N", "clients at once (default 1024)" },
+	{ "events-buffer-kb", O_EVENTS_BUFFER, 1, "KB",
 	  "per `events` client; beyond, events are dropped and counted (default 4096)" },
-	{ "event-ring", O_EVENT_RING, 1, true, "N",
+	{ "event-ring", O_EVENT_RING, 1, "N",
 	  "events queued per packet thread (default 16384)" },
-	{ "set", O_SET, 1, false, "NAME=VALUE", "a kernel conntrack sysctl (repeatable)" },
-	{ "sysctl-file", O_SYSCTL_FILE, 1, false, "FILE", "NAME = VALUE lines (sysctl -a)" },
-	{ "router", O_ROUTER, 0, false, NULL,
+	{ "set", O_SET, 1, "NAME=VALUE", "a kernel conntrack sysctl (repeatable)" },
+	{ "sysctl-file", O_SYSCTL_FILE, 1, "FILE", "NAME = VALUE lines (sysctl -a)" },
+	{ "router", O_ROUTER, 0, NULL,
 	  "traffic a router would not forward never creates an entry" },
-	{ "config", O_CONFIG, 1, true, "FILE", "read options from FILE first" },
-	{ "help", O_HELP, 0, false, NULL, "this text" },
+	{ "config", O_CONFIG, 1, "FILE", "read options from FILE first" },
+	{ "help", O_HELP, 0, NULL, "this text" },
 };
 
 #define N_DEFS (sizeof(defs) / sizeof(defs[0]))
@@ -375,7 +374,7 @@ int dm_options_parse(int argc, char **argv, struct dm_options *o, char *err, siz
 		lopts[i].flag = NULL;
 		lopts[i].val = defs[i].id;
 	}
-	memset(&lopts[N_DEFS], 0, sizeof(lopts[N_DEFS]));
+	lopts[N_DEFS] = (struct option){ NULL, 0, NULL, 0 };
 	dm_options_default(o);
 	/* the config file first: find it before anything else */
 	for (int i = 1; i < argc; i++) {
@@ -448,15 +447,15 @@ int dm_options_parse(int argc, char **argv, struct dm_options *o, char *err, siz
 
 const char *dm_options_restart_only(const struct dm_options *a, const struct dm_options *b)
 {
-	if (a->n_ifaces != b->n_ifaces || memcmp(a->ifaces, b->ifaces, sizeof(a->ifaces)))
+	if (a->n_ifaces != b->n_ifaces || memcmp(a->ifaces, b->ifaces, sizeof(a->ifaces)) != 0)
 		return "interface";
-	if (strcmp(a->replay, b->replay))
+	if (strcmp(a->replay, b->replay) != 0)
 		return "replay";
 	if (a->speed != b->speed)
 		return "speed";
 	if (a->workers != b->workers)
 		return "workers";
-	if (strcmp(a->socket_path, b->socket_path))
+	if (strcmp(a->socket_path, b->socket_path) != 0)
 		return "socket";
 	if (a->ring_mb != b->ring_mb)
 		return "ring-mb";

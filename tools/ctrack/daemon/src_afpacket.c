@@ -349,7 +349,7 @@ static void walk_block(struct dm_worker *w, struct tpacket_block_desc *b, int64_
 		struct tpacket3_hdr *h = (struct tpacket3_hdr *)p;
 		const struct sockaddr_ll *sll =
 			(const struct sockaddr_ll *)(p + TPACKET_ALIGN(sizeof(*h)));
-		int64_t t = (int64_t)h->tp_sec * 1000000000ll + h->tp_nsec - wall_ns;
+		int64_t t = (int64_t)h->tp_sec * 1000000000LL + h->tp_nsec - wall_ns;
 		int lt = linktype_of(sll->sll_hatype);
 
 		dm_worker_frame(w, lt < 0 ? 0xffff : lt, p + h->tp_mac, h->tp_snaplen, h->tp_len,

@@ -39,9 +39,9 @@ struct frame_rec {
 };
 
 struct frame_q {
+	_Atomic uint64_t head __attribute__((aligned(64)));  /* the feeder's line */
 	uint8_t *buf;
-	_Atomic uint64_t head __attribute__((aligned(64)));
-	_Atomic uint64_t tail __attribute__((aligned(64)));
+	_Atomic uint64_t tail __attribute__((aligned(64)));  /* the worker's */
 };
 
 struct replay {
@@ -151,7 +151,7 @@ static void *feeder_main(void *arg)
 	ct_time_ns t0 = 0;
 	uint64_t first = 0;
 	bool have_first = false;
-	int r;
+	int r = 0;
 
 	pthread_setname_np(pthread_self(), "ct-replay");
 	while (!atomic_load_explicit(&d->stop, memory_order_relaxed) &&
