@@ -344,6 +344,12 @@ def main(argv):
                        text=True, timeout=30)
     tap.ok(p.returncode == 1 and "%s:3" % conf in p.stderr and "lots" in p.stderr,
            "a bad config line is reported as FILE:LINE with the value", [p.stderr])
+    shipped = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools",
+                           "ctrack", "daemon", "ctrack.conf")
+    p = subprocess.run([ctrack, "daemon", "--config", shipped, "--check"], capture_output=True,
+                       text=True, timeout=30)
+    tap.ok(p.returncode == 0 and "valid" in p.stdout, "the example config file parses "
+           "(--check)", [p.stdout, p.stderr])
     p = subprocess.run([ctrack, "help", "daemon"], capture_output=True, text=True)
     q = subprocess.run([ctrack, "list", "--help"], capture_output=True, text=True)
     tap.ok(p.returncode == 0 and "--interface" in p.stdout and q.returncode == 0 and

@@ -175,6 +175,12 @@ int cmd_daemon(int argc, char **argv)
 		fprintf(stderr, "ctrack daemon: %s\n", err);
 		return CT_EXIT_USAGE;
 	}
+	if (d->opt.check) {
+		printf("ctrack daemon: the options%s%s are valid\n", d->opt.have_config ? " and " : "",
+		       d->opt.have_config ? d->opt.config : "");
+		free(d);
+		return CT_EXIT_OK;
+	}
 	d->argc = argc;
 	d->argv = argv;
 	d->n_workers = d->opt.workers;

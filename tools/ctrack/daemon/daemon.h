@@ -71,6 +71,7 @@ struct dm_options {
 	char config[PATH_MAX];      /* --config FILE */
 	struct ct_settings set;     /* --set, --sysctl-file, --router */
 	bool have_config;
+	bool check;                 /* --check: parse, report, exit */
 };
 
 void dm_options_default(struct dm_options *o);

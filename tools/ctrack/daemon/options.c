@@ -43,7 +43,7 @@ void dm_options_default(struct dm_options *o)
 enum opt_id {
 	O_INTERFACE = 1, O_FILTER, O_REPLAY, O_SPEED, O_WORKERS, O_SOCKET, O_SOCKET_GROUP,
 	O_ADMIN_GROUP, O_SOCKET_MODE, O_RING_MB, O_RING_TIMEOUT, O_MAX_CLIENTS,
-	O_EVENTS_BUFFER, O_EVENT_RING, O_SET, O_SYSCTL_FILE, O_ROUTER, O_CONFIG, O_HELP,
+	O_EVENTS_BUFFER, O_EVENT_RING, O_SET, O_SYSCTL_FILE, O_ROUTER, O_CONFIG, O_CHECK, O_HELP,
 };
 
 struct opt_def {
@@ -78,6 +78,7 @@ static const struct opt_def defs[] = {
 	{ "router", O_ROUTER, 0, NULL,
 	  "traffic a router would not forward never creates an entry" },
 	{ "config", O_CONFIG, 1, "FILE", "read options from FILE first" },
+	{ "check", O_CHECK, 0, NULL, "check the options and the config file, start nothing" },
 	{ "help", O_HELP, 0, NULL, "this text" },
 };
 
@@ -332,7 +333,7 @@ static int read_config(struct dm_options *o, const char *path, bool *ifaces_from
 				v++;
 		}
 		d = find_def(k);
-		if (!d || d->id == O_CONFIG || d->id == O_HELP) {
+		if (!d || d->id == O_CONFIG || d->id == O_HELP || d->id == O_CHECK) {
 			snprintf(err, errlen, "%s: '%s' is not an option of ctrack daemon "
 				 "(see ctrack daemon --help)", where, k);
 			fclose(f);
@@ -418,6 +419,10 @@ int dm_options_parse(int argc, char **argv, struct dm_options *o, char *err, siz
 		}
 		if (d->id == O_CONFIG)
 			continue;
+		if (d->id == O_CHECK) {
+			o->check = true;
+			continue;
+		}
 		snprintf(where, sizeof(where), "--%s", d->name);
 		if (apply(o, d, optarg ? optarg : "", where, &ifaces_from_file, true, err,
 			  errlen) < 0)
