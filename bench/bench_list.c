@@ -21,12 +21,18 @@
  *            nf_conntrack_max, which only the initial namespace may change
  *            and which this benchmark leaves alone (262,144 here, so K is
  *            235,929 at most; the ratio is measured at that count).
+ *   latency  a worker's burst latency (the daemon's histogram, 16 buckets
+ *            an octave) while a looped replay of N flows keeps it busy at
+ *            --pps packets a second, in alternating phases: quiet, and with
+ *            50 clients each running `ctrack list` of the N entries in a
+ *            loop; p50/p99/p99.9 of each phase kind and the ratio.
  *   read     `ctrack read FILE > /dev/null` (the table printed) against
  *            `softflowd -r FILE -d` on the same capture of N flows, runs
  *            alternating, process CPU time, medians.
  *
  * Options: --entries N (1M), --kentries K (the kernel's count, default
- * 90% of its maximum), --reps N (5), --quick (100k entries, 2 reps).
+ * 90% of its maximum), --reps N (5), --pps N and --clients N (latency:
+ * 200k, 50), --quick (100k entries, 2 reps).
  * Needs root for kernel; the others run anywhere.
  */
 #include <arpa/inet.h>
@@ -49,6 +55,7 @@
 #include "bench_util.h"
 
 #define MAXREP 31
+#define DM_HIST_MAX 600
 
 /* ---- helpers ---- */
 
@@ -468,6 +475,185 @@ down:
 	unlink(cap);
 }
 
+/* ---- burst latency while clients list ---- */
+
+struct hist {
+	uint64_t floor_ns[DM_HIST_MAX];
+	uint64_t n[DM_HIST_MAX];
+	unsigned len;
+};
+
+/* The worker's histogram from `ctrack stats -o json`: a crude scan of
+ * "burst_ns_histogram":[[F,N],...] (one worker). */
+static int read_hist(const char *ctrack, const char *sock, struct hist *h)
+{
+	char cmd[PATH_MAX * 2 + 64], *buf = NULL, *p;
+	size_t cap = 0, len = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "'%s' stats -o json --socket '%s'", ctrack, sock);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	for (;;) {
+		if (len + 65536 > cap) {
+			char *b = realloc(buf, cap = cap ? cap * 2 : 1 << 17);
+
+			if (!b)
+				break;
+			buf = b;
+		}
+		size_t k = fread(buf + len, 1, cap - len - 1, f);
+
+		if (!k)
+			break;
+		len += k;
+	}
+	pclose(f);
+	if (!buf)
+		return -1;
+	buf[len] = 0;
+	h->len = 0;
+	p = strstr(buf, "\"burst_ns_histogram\":[");
+	if (p) {
+		unsigned long long a, b;
+		int used;
+
+		p += strlen("\"burst_ns_histogram\":[");
+		while (h->len < DM_HIST_MAX && sscanf(p, "[%llu,%llu]%n", &a, &b, &used) == 2) {
+			h->floor_ns[h->len] = a;
+			h->n[h->len++] = b;
+			p += used;
+			if (*p == ',')
+				p++;
+		}
+	}
+	free(buf);
+	return 0;
+}
+
+/* Percentile @q of the histogram @b - @a (buckets by floor), as the
+ * floor of the bucket it falls in. */
+static double hist_pct(const struct hist *a, const struct hist *b, double q, uint64_t *total)
+{
+	uint64_t d[DM_HIST_MAX], sum = 0, acc = 0;
+
+	for (unsigned i = 0; i < b->len; i++) {
+		uint64_t before = 0;
+
+		for (unsigned j = 0; j < a->len; j++)
+			if (a->floor_ns[j] == b->floor_ns[i])
+				before = a->n[j];
+		d[i] = b->n[i] - before;
+		sum += d[i];
+	}
+	*total = sum;
+	for (unsigned i = 0; i < b->len; i++) {
+		acc += d[i];
+		if ((double)acc >= q * (double)sum)
+			return (double)b->floor_ns[i];
+	}
+	return 0;
+}
+
+static void wl_latency(const struct bench_args *a, const char *ctrack, const char *dir,
+		       uint64_t n, unsigned reps, uint64_t pps, unsigned clients)
+{
+	char cap[PATH_MAX], speed[32];
+	double p50[2][MAXREP], p99[2][MAXREP], p999[2][MAXREP];
+	uint64_t bursts[2] = { 0, 0 };
+	pid_t kids[64];
+	struct dmn d;
+	struct bu_rec r;
+
+	if (clients > 64)
+		clients = 64;
+	snprintf(cap, sizeof(cap), "%s/lflows-%llu.pcap", dir, (unsigned long long)n);
+	/* write_flows puts the frames 1 us apart: 1M packets a second at 1x */
+	snprintf(speed, sizeof(speed), "%g", (double)pps / 1e6);
+	if (write_flows(cap, n))
+		return;
+	snprintf(d.sock, sizeof(d.sock), "%s/ctrack-lat.sock", dir);
+	fflush(NULL);
+	d.pid = fork();
+	if (d.pid == 0) {
+		int nul = open("/dev/null", O_WRONLY);
+
+		dup2(nul, 1);
+		dup2(nul, 2);
+		execl(ctrack, ctrack, "daemon", "--replay", cap, "--loop", "--speed", speed,
+		      "--socket", d.sock, "--set", "nf_conntrack_udp_timeout=3600", "--set",
+		      "nf_conntrack_checksum=0", (char *)NULL);
+		_exit(127);
+	}
+	{
+		char cnt[PATH_MAX * 2 + 64];
+		long have = 0;
+
+		snprintf(cnt, sizeof(cnt), "'%s' count --socket '%s' 2>/dev/null", ctrack, d.sock);
+		for (int i = 0; i < 6000 && (have = sh_num(cnt)) < (long)n; i++)
+			bu_sleep_ns(50000000ull);
+		if (have < (long)n) {
+			fprintf(stderr, "ctrack-bench list: latency: the daemon holds %ld of %llu "
+				"entries; skipped\n", have, (unsigned long long)n);
+			daemon_down(&d);
+			unlink(cap);
+			return;
+		}
+	}
+	for (unsigned k = 0; k < reps; k++)
+		for (int loaded = 0; loaded < 2; loaded++) {
+			struct hist h0, h1;
+			unsigned nk = 0;
+
+			if (loaded)
+				for (; nk < clients; nk++) {
+					kids[nk] = fork();
+					if (kids[nk] == 0) {
+						char *argv[] = { (char *)ctrack, "list", "--socket", d.sock,
+								 NULL };
+
+						for (;;)
+							run(argv, NULL, NULL, NULL);
+					}
+				}
+			bu_sleep_ns(500000000ull);   /* the clients under way */
+			read_hist(ctrack, d.sock, &h0);
+			bu_sleep_ns(3000000000ull);
+			read_hist(ctrack, d.sock, &h1);
+			for (unsigned i = 0; i < nk; i++) {
+				kill(kids[i], SIGKILL);
+				waitpid(kids[i], NULL, 0);
+			}
+			{
+				uint64_t tot;
+
+				p50[loaded][k] = hist_pct(&h0, &h1, 0.50, &tot);
+				p99[loaded][k] = hist_pct(&h0, &h1, 0.99, &tot);
+				p999[loaded][k] = hist_pct(&h0, &h1, 0.999, &tot);
+				bursts[loaded] += tot;
+			}
+		}
+	bu_rec_begin(&r, a, "list", "burst-latency-while-listing");
+	bu_rec_int(&r, "entries", n);
+	bu_rec_int(&r, "pps", pps);
+	bu_rec_int(&r, "listing_clients", clients);
+	bu_rec_num(&r, "quiet_p50_ns", med(p50[0], reps));
+	bu_rec_num(&r, "quiet_p99_ns", med(p99[0], reps));
+	bu_rec_num(&r, "quiet_p999_ns", med(p999[0], reps));
+	bu_rec_num(&r, "listing_p50_ns", med(p50[1], reps));
+	bu_rec_num(&r, "listing_p99_ns", med(p99[1], reps));
+	bu_rec_num(&r, "listing_p999_ns", med(p999[1], reps));
+	bu_rec_num(&r, "p99_ratio", med(p99[1], reps) / med(p99[0], reps));
+	bu_rec_int(&r, "bursts_quiet", bursts[0]);
+	bu_rec_int(&r, "bursts_listing", bursts[1]);
+	bu_rec_int(&r, "runs", reps);
+	bu_rec_str(&r, "timed", "worker burst histogram, 3 s phases alternating, medians");
+	bu_rec_end(&r);
+	daemon_down(&d);
+	unlink(cap);
+}
+
 /* ---- read vs softflowd ---- */
 
 static void wl_read(const struct bench_args *a, const char *ctrack, const char *dir,
@@ -516,7 +702,10 @@ int bench_list(const struct bench_args *a)
 	uint64_t kn = bu_opt_u64(a, "kentries", 0);
 	unsigned reps = (unsigned)bu_opt_u64(a, "reps", quick ? 2 : 5);
 	char self[PATH_MAX], ctrack[PATH_MAX + 32], repo[PATH_MAX], dir[] = "/tmp/ctk-blist-XXXXXX";
-	bool all = true, w_printer = false, w_socket = false, w_kernel = false, w_read = false;
+	uint64_t pps = bu_opt_u64(a, "pps", 200000);
+	unsigned clients = (unsigned)bu_opt_u64(a, "clients", 50);
+	bool all = true, w_printer = false, w_socket = false, w_kernel = false, w_read = false,
+	     w_latency = false;
 	ssize_t l = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	char *slash;
 
@@ -540,6 +729,7 @@ int bench_list(const struct bench_args *a)
 		w_socket |= !strcmp(a->argv[i], "socket");
 		w_kernel |= !strcmp(a->argv[i], "kernel");
 		w_read |= !strcmp(a->argv[i], "read");
+		w_latency |= !strcmp(a->argv[i], "latency");
 	}
 	if (!mkdtemp(dir))
 		return 1;
@@ -551,6 +741,8 @@ int bench_list(const struct bench_args *a)
 		wl_kernel(a, ctrack, dir, repo, kn, reps);
 	if (all || w_read)
 		wl_read(a, ctrack, dir, n, reps);
+	if (all || w_latency)
+		wl_latency(a, ctrack, dir, n, reps, pps, clients);
 	rmdir(dir);
 	return 0;
 }

@@ -113,6 +113,8 @@ static const struct bench_opt list_opts[] = {
 	{ "entries", BV_COUNT, "N", "entries listed, flows read (default 1M; --quick 100k)", 1, 100000000 },
 	{ "kentries", BV_COUNT, "K", "kernel: its entries (default, and at most, 90% of its nf_conntrack_max)", 1, 100000000 },
 	{ "reps", BV_COUNT, "N", "runs per variant, median (default 5; --quick 2; at most 31)", 1, 31 },
+	{ "pps", BV_COUNT, "N", "latency: packets a second the looped replay sends (default 200k)", 1000, 10000000 },
+	{ "clients", BV_COUNT, "N", "latency: clients listing in a loop (default 50, at most 64)", 1, 64 },
 	QUICK("100k entries, 2 runs"),
 	{ .name = NULL }
 };
@@ -137,8 +139,8 @@ static const struct bench_entry benches[] = {
 	  bench_read, read_opts, "FILE", NULL,
 	  "captures to read instead of the default list" },
 	{ "list", "listing at memory speed: printer, daemon socket, kernel, read vs softflowd",
-	  bench_list, list_opts, "WORKLOAD", "printer|socket|kernel|read",
-	  "workloads: printer socket kernel read (default: all)" },
+	  bench_list, list_opts, "WORKLOAD", "printer|socket|kernel|read|latency",
+	  "workloads: printer socket kernel read latency (default: all)" },
 };
 
 #define N_BENCHES (sizeof(benches) / sizeof(benches[0]))

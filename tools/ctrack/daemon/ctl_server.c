@@ -535,6 +535,20 @@ static void cmd_stats(struct daemon *d, struct client *c)
 			&w->bursts, memory_order_relaxed)));
 		json_object_set_new(o, "unsupported_link", json_integer((json_int_t)
 			atomic_load_explicit(&w->bad_link, memory_order_relaxed)));
+		{
+			/* the burst latency histogram: [floor_ns, count] per bucket
+			 * used (clients subtract two of them for an interval) */
+			json_t *h = json_array();
+
+			for (unsigned b = 0; b < DM_LAT_BUCKETS; b++) {
+				uint64_t k = atomic_load_explicit(&w->lat[b], memory_order_relaxed);
+
+				if (k)
+					json_array_append_new(h, json_pack("[I,I]",
+						(json_int_t)dm_lat_floor(b), (json_int_t)k));
+			}
+			json_object_set_new(o, "burst_ns_histogram", h);
+		}
 		json_array_append_new(cpus, o);
 		if (w->ring) {
 			struct dm_ring_stats rs;

@@ -34,6 +34,7 @@ void dm_options_default(struct dm_options *o)
 	o->max_clients = 1024;
 	o->events_buffer_kb = 4096;
 	o->event_ring = 16384;
+	o->control_nice = 10;
 	ct_settings_default(&o->set);
 	/* the tool's one difference from a fresh kernel namespace, as in
 	 * `ctrack read`: counters are what people look at */
@@ -43,7 +44,7 @@ void dm_options_default(struct dm_options *o)
 enum opt_id {
 	O_INTERFACE = 1, O_FILTER, O_REPLAY, O_SPEED, O_WORKERS, O_SOCKET, O_SOCKET_GROUP,
 	O_ADMIN_GROUP, O_SOCKET_MODE, O_RING_MB, O_RING_TIMEOUT, O_MAX_CLIENTS,
-	O_EVENTS_BUFFER, O_EVENT_RING, O_SET, O_SYSCTL_FILE, O_ROUTER, O_CONFIG, O_CHECK, O_HELP,
+	O_EVENTS_BUFFER, O_EVENT_RING, O_LOOP, O_CONTROL_NICE, O_SET, O_SYSCTL_FILE, O_ROUTER, O_CONFIG, O_CHECK, O_HELP,
 };
 
 struct opt_def {
@@ -59,6 +60,7 @@ static const struct opt_def defs[] = {
 	{ "filter", O_FILTER, 1, "EXPR", "capture filter, libpcap syntax (tcpdump's)" },
 	{ "replay", O_REPLAY, 1, "FILE", "feed a capture instead, at its own pace" },
 	{ "speed", O_SPEED, 1, "X", "replay X times as fast (0: no pacing; default 1)" },
+	{ "loop", O_LOOP, 0, NULL, "replay the file again and again (demos, benchmarks)" },
 	{ "workers", O_WORKERS, 1, "N", "packet threads (default 1)" },
 	{ "socket", O_SOCKET, 1, "PATH", "control socket (default /run/ctrack/ctrack.sock)" },
 	{ "socket-group", O_SOCKET_GROUP, 1, "GROUP", "may use the socket (and root)" },
@@ -73,6 +75,8 @@ static const struct opt_def defs[] = {
 	  "per `events` client; beyond, events are dropped and counted (default 4096)" },
 	{ "event-ring", O_EVENT_RING, 1, "N",
 	  "events queued per packet thread (default 16384)" },
+	{ "control-nice", O_CONTROL_NICE, 1, "N",
+	  "the control thread's nice, 0..19 (default 10: packets first)" },
 	{ "set", O_SET, 1, "NAME=VALUE", "a kernel conntrack sysctl (repeatable)" },
 	{ "sysctl-file", O_SYSCTL_FILE, 1, "FILE", "NAME = VALUE lines (sysctl -a)" },
 	{ "router", O_ROUTER, 0, NULL,
@@ -279,6 +283,16 @@ static int apply(struct dm_options *o, const struct opt_def *d, const char *v,
 	case O_ROUTER:
 		o->set.router = 1;
 		return 0;
+	case O_LOOP:
+		o->loop = true;
+		return 0;
+	case O_CONTROL_NICE:
+		if (parse_uint(v, 0, 19, &n, 10) < 0) {
+			snprintf(err, errlen, "%s: '%s' is not a nice value from 0 to 19", where, v);
+			return -1;
+		}
+		o->control_nice = (int)n;
+		return 0;
 	default:
 		snprintf(err, errlen, "%s: not an option here", where);
 		return -1;
@@ -442,6 +456,10 @@ int dm_options_parse(int argc, char **argv, struct dm_options *o, char *err, siz
 			 "kind at a time");
 		return -1;
 	}
+	if (o->loop && !o->replay[0]) {
+		snprintf(err, errlen, "--loop goes with --replay");
+		return -1;
+	}
 	if (o->filter[0] && o->replay[0]) {
 		snprintf(err, errlen, "--filter applies to live interfaces, not to --replay "
 			 "(filter the capture with tcpdump -r FILE -w OUT EXPR first)");
@@ -468,6 +486,10 @@ const char *dm_options_restart_only(const struct dm_options *a, const struct dm_
 		return "ring-timeout-ms";
 	if (a->event_ring != b->event_ring)
 		return "event-ring";
+	if (a->loop != b->loop)
+		return "loop";
+	if (a->control_nice != b->control_nice)
+		return "control-nice";
 	if (a->set.buckets != b->set.buckets)
 		return "set nf_conntrack_buckets";
 	return NULL;

@@ -154,8 +154,25 @@ static void *feeder_main(void *arg)
 	int r = 0;
 
 	pthread_setname_np(pthread_self(), "ct-replay");
-	while (!atomic_load_explicit(&d->stop, memory_order_relaxed) &&
-	       (r = cap_next(rp->src, &cp)) == 1) {
+	for (;;) {
+		if (atomic_load_explicit(&d->stop, memory_order_relaxed))
+			break;
+		r = cap_next(rp->src, &cp);
+		if (r == 0 && d->opt.loop && atomic_load(&rp->frames)) {
+			/* --loop: from the start again, the clock going on */
+			char e[512];
+
+			cap_close(rp->src);
+			rp->src = NULL;
+			if (cap_open(d->opt.replay, &rp->src, e, sizeof(e)) < 0) {
+				dm_log("replay: %s: %s; stopping the loop", d->opt.replay, e);
+				break;
+			}
+			have_first = false;
+			continue;
+		}
+		if (r != 1)
+			break;
 		ct_time_ns now = dclock_now();
 		unsigned wi;
 
@@ -265,6 +282,7 @@ void dm_replay_close(struct daemon *d)
 		}
 	if (rp->src)
 		cap_close(rp->src);
+	rp->src = NULL;
 	pthread_mutex_destroy(&rp->lock);
 	free(rp);
 	d->rp = NULL;

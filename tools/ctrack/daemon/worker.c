@@ -32,19 +32,38 @@ static void count(_Atomic uint64_t *c, uint64_t n)
 			      memory_order_relaxed);
 }
 
+unsigned dm_lat_bucket(uint64_t ns)
+{
+	unsigned o, b;
+
+	if (ns < 64)
+		return 0;
+	o = 63u - (unsigned)__builtin_clzll(ns);              /* >= 6 */
+	b = 1 + (o - 6) * DM_LAT_SUB + (unsigned)((ns >> (o - 4)) & (DM_LAT_SUB - 1));
+	return b < DM_LAT_BUCKETS ? b : DM_LAT_BUCKETS - 1;
+}
+
+uint64_t dm_lat_floor(unsigned b)
+{
+	unsigned o, s;
+
+	if (!b)
+		return 0;
+	o = (b - 1) / DM_LAT_SUB + 6;
+	s = (b - 1) % DM_LAT_SUB;
+	return (1ull << o) + (uint64_t)s * (1ull << (o - 4));
+}
+
 void dm_worker_flush(struct dm_worker *w)
 {
 	ct_time_ns t0, t1;
-	unsigned b = 0;
 
 	if (!w->bn)
 		return;
 	t0 = dclock_now();
 	ct_process_burst_ts(w->thr, w->bpp, w->bn, w->bv);
 	t1 = dclock_now();
-	for (uint64_t d = (t1 - t0) >> 4; d && b < DM_LAT_BUCKETS - 1; d >>= 1)
-		b++;
-	count(&w->lat[b], 1);
+	count(&w->lat[dm_lat_bucket(t1 - t0)], 1);
 	count(&w->bursts, 1);
 	w->bn = 0;
 }
