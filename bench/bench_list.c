@@ -27,8 +27,11 @@
  *            50 clients each running `ctrack list` of the N entries in a
  *            loop; p50/p99/p99.9 of each phase kind and the ratio.
  *   read     `ctrack read FILE > /dev/null` (the table printed) against
- *            `softflowd -r FILE -d` on the same capture of N flows, runs
- *            alternating, process CPU time, medians.
+ *            `softflowd -r FILE -d` on the same capture, runs alternating,
+ *            process CPU time, medians: a capture like the issue's (1.12M
+ *            packets of conversations: ctrack-bench read's synthetic one)
+ *            and one of N one-packet flows (a table as large as the
+ *            capture: printing it is most of the work).
  *
  * Options: --entries N (1M), --kentries K (the kernel's count, default
  * 90% of its maximum), --reps N (5), --pps N and --clients N (latency:
@@ -679,42 +682,67 @@ static void wl_latency(const struct bench_args *a, const char *ctrack, const cha
 
 /* ---- read vs softflowd ---- */
 
-static void wl_read(const struct bench_args *a, const char *ctrack, const char *dir,
-		    uint64_t n, unsigned reps)
+static void read_one(const struct bench_args *a, const char *ctrack, const char *cap,
+		     const char *what, const char *max, unsigned reps)
 {
-	char cap[PATH_MAX];
 	double cs[MAXREP], cc[MAXREP], ws[MAXREP], wc[MAXREP];
+	char cnt[PATH_MAX * 2 + 64];
 	struct bu_rec r;
 	unsigned runs = 0;
+	long entries;
 
-	if (system("command -v softflowd >/dev/null 2>&1")) {
-		fprintf(stderr, "ctrack-bench list: read: softflowd is not installed; skipped\n");
-		return;
-	}
-	snprintf(cap, sizeof(cap), "%s/rflows-%llu.pcap", dir, (unsigned long long)n);
-	if (write_flows(cap, n))
-		return;
+	snprintf(cnt, sizeof(cnt), "'%s' read --set nf_conntrack_checksum=0 --set '%s' '%s' | "
+		 "wc -l", ctrack, max, cap);
+	entries = sh_num(cnt);
 	for (unsigned k = 0; k < reps; k++) {
-		char *sv[] = { "softflowd", "-r", cap, "-d", NULL };
-		char *cv[] = { (char *)ctrack, "read", "--set", "nf_conntrack_checksum=0", cap, NULL };
+		char *sv[] = { "softflowd", "-r", (char *)cap, "-d", NULL };
+		char *cv[] = { (char *)ctrack, "read", "--set", "nf_conntrack_checksum=0", "--set",
+			       (char *)max, (char *)cap, NULL };
 
 		if (run(sv, NULL, &ws[runs], &cs[runs]) || run(cv, NULL, &wc[runs], &cc[runs]))
 			continue;
 		runs++;
 	}
-	if (runs) {
-		bu_rec_begin(&r, a, "list", "read-vs-softflowd");
-		bu_rec_int(&r, "flows", n);
-		bu_rec_num(&r, "softflowd_cpu_s", med(cs, runs));
-		bu_rec_num(&r, "ctrack_read_cpu_s", med(cc, runs));
-		bu_rec_num(&r, "ratio", med(cs, runs) / med(cc, runs));
-		bu_rec_num(&r, "softflowd_wall_s", med(ws, runs));
-		bu_rec_num(&r, "ctrack_read_wall_s", med(wc, runs));
-		bu_rec_int(&r, "runs", runs);
-		bu_rec_str(&r, "commands", "softflowd -r F -d | ctrack read F > /dev/null "
-			   "(the table printed; alternating)");
-		bu_rec_end(&r);
+	if (!runs)
+		return;
+	bu_rec_begin(&r, a, "list", "read-vs-softflowd");
+	bu_rec_str(&r, "capture", what);
+	bu_rec_int(&r, "table_lines", entries > 0 ? (uint64_t)entries : 0);
+	bu_rec_num(&r, "softflowd_cpu_s", med(cs, runs));
+	bu_rec_num(&r, "ctrack_read_cpu_s", med(cc, runs));
+	bu_rec_num(&r, "ratio", med(cs, runs) / med(cc, runs));
+	bu_rec_num(&r, "softflowd_wall_s", med(ws, runs));
+	bu_rec_num(&r, "ctrack_read_wall_s", med(wc, runs));
+	bu_rec_int(&r, "runs", runs);
+	bu_rec_str(&r, "commands", "softflowd -r F -d | ctrack read F > /dev/null "
+		   "(the table printed; alternating; process cpu)");
+	bu_rec_end(&r);
+}
+
+/* `ctrack read` with its table against softflowd, on a capture like the
+ * issue's (about 1.1M packets of TCP conversations and UDP exchanges:
+ * ctrack-bench read's synthetic capture) and on N one-packet flows (the
+ * table as large as the capture: printing is most of the work). */
+static void wl_read(const struct bench_args *a, const char *self, const char *ctrack,
+		    const char *dir, uint64_t n, unsigned reps)
+{
+	char cap[PATH_MAX], gen[PATH_MAX * 3];
+
+	if (system("command -v softflowd >/dev/null 2>&1")) {
+		fprintf(stderr, "ctrack-bench list: read: softflowd is not installed; skipped\n");
+		return;
 	}
+	snprintf(cap, sizeof(cap), "%s/conversations.pcap", dir);
+	snprintf(gen, sizeof(gen), "'%s/ctrack-bench' read --synth-packets 1120000 --synth-out '%s' "
+		 ">/dev/null 2>&1", self, cap);
+	if (system(gen) == 0)
+		read_one(a, ctrack, cap, "conversations-1.12M-packets", "nf_conntrack_max=262144",
+			 reps);
+	unlink(cap);
+	snprintf(cap, sizeof(cap), "%s/rflows-%llu.pcap", dir, (unsigned long long)n);
+	if (write_flows(cap, n) == 0)
+		/* no maximum: every flow in the table, and in the listing */
+		read_one(a, ctrack, cap, "one-packet-flows", "nf_conntrack_max=0", reps);
 	unlink(cap);
 }
 
@@ -763,7 +791,7 @@ int bench_list(const struct bench_args *a)
 	if (all || w_kernel)
 		wl_kernel(a, ctrack, dir, repo, kn, reps);
 	if (all || w_read)
-		wl_read(a, ctrack, dir, n, reps);
+		wl_read(a, self, ctrack, dir, n, reps);
 	if (all || w_latency)
 		wl_latency(a, ctrack, dir, n, reps, pps, clients);
 	rmdir(dir);
