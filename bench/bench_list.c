@@ -506,6 +506,7 @@ struct hist {
 	uint64_t floor_ns[DM_HIST_MAX];
 	uint64_t n[DM_HIST_MAX];
 	unsigned len;
+	uint64_t listed;       /* the control socket's lines listed so far */
 };
 
 /* The worker's histogram from `ctrack stats -o json`: a crude scan of
@@ -553,6 +554,8 @@ static int read_hist(const char *ctrack, const char *sock, struct hist *h)
 				p++;
 		}
 	}
+	p = strstr(buf, "\"lines_listed\":");
+	h->listed = p ? strtoull(p + 15, NULL, 10) : 0;
 	free(buf);
 	return 0;
 }
@@ -586,7 +589,7 @@ static void wl_latency(const struct bench_args *a, const char *ctrack, const cha
 {
 	char cap[PATH_MAX], speed[32], maxs[64];
 	double p50[2][MAXREP], p99[2][MAXREP], p999[2][MAXREP];
-	uint64_t bursts[2] = { 0, 0 };
+	uint64_t bursts[2] = { 0, 0 }, lists = 0;
 	pid_t kids[64];
 	struct dmn d;
 	struct bu_rec r;
@@ -658,6 +661,8 @@ static void wl_latency(const struct bench_args *a, const char *ctrack, const cha
 				p99[loaded][k] = hist_pct(&h0, &h1, 0.99, &tot);
 				p999[loaded][k] = hist_pct(&h0, &h1, 0.999, &tot);
 				bursts[loaded] += tot;
+				if (loaded)
+					lists += h1.listed - h0.listed;
 			}
 		}
 	bu_rec_begin(&r, a, "list", "burst-latency-while-listing");
@@ -673,6 +678,7 @@ static void wl_latency(const struct bench_args *a, const char *ctrack, const cha
 	bu_rec_num(&r, "p99_ratio", med(p99[1], reps) / med(p99[0], reps));
 	bu_rec_int(&r, "bursts_quiet", bursts[0]);
 	bu_rec_int(&r, "bursts_listing", bursts[1]);
+	bu_rec_num(&r, "lines_listed_per_s", (double)lists / (3.0 * reps));
 	bu_rec_int(&r, "runs", reps);
 	bu_rec_str(&r, "timed", "worker burst histogram, 3 s phases alternating, medians");
 	bu_rec_end(&r);

@@ -206,6 +206,15 @@ def main(argv):
                full["replay"]["frames"] == int(info["packets"]),
                "stats: a cpu=N line per worker in conntrack -S's layout, adding up to the "
                "total (%d lines, %d inserts)" % (len(cpu), inserts), st)
+        sj = dm.run("stats", "-o", "json")
+        try:
+            sjs = json.loads(sj.stdout)
+        except ValueError:
+            sjs = {}
+        tap.ok(sjs.get("total", {}).get("insert") == nflows and len(sjs.get("cpu", [])) == 3 and
+               all(c["burst_ns_histogram"] for c in sjs["cpu"]),
+               "stats -o json: the daemon's whole reply, with each worker's burst histogram",
+               [sj.stdout[:300], sj.stderr])
         per = [int(re.search(r"insert=(\d+)", ln).group(1)) for ln in cpu]
         tap.ok(all(p > nflows // 10 for p in per),
                "the replay spreads the flows over the three workers (%s)" % per)

@@ -532,7 +532,9 @@ static int parse_output(struct cl *c, const char *v)
 	memcpy(buf, v, strlen(v) + 1);
 	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		if (!strcmp(t, "extended") || !strcmp(t, "json")) {
-			json_object_set_new(c->req, "format", json_string(t));
+			/* stats replies in JSON anyway: -o json prints it as is */
+			if (strcmp(c->cmd, "stats") != 0)
+				json_object_set_new(c->req, "format", json_string(t));
 			if (!strcmp(t, "json"))
 				c->json_out = true;
 		} else if (!strcmp(t, "id") || !strcmp(t, "ktimestamp") || !strcmp(t, "timestamp")) {

@@ -99,7 +99,7 @@ struct ctl_server {
 	struct ct_event *evbuf;
 	/* counters for `ctrack stats` */
 	uint64_t accepted, refused_perm, refused_full, requests, bad_requests, too_long,
-		 denied_admin, disconnect_mid_job, ev_lost_clients;
+		 denied_admin, disconnect_mid_job, ev_lost_clients, listed;
 	uint64_t last_ring_drops;
 	bool stop;
 };
@@ -384,6 +384,7 @@ static void put_line(struct client *c, const char *line, size_t n)
 struct list_ctx {
 	struct client *c;
 	ct_time_ns now;
+	uint64_t listed;
 };
 
 static int list_cb(const struct ct_conn_info *ci, void *arg)
@@ -418,6 +419,7 @@ static int list_cb(const struct ct_conn_info *ci, void *arg)
 	left = ci->expires > x->now ? (long long)((ci->expires - x->now) / 1000000000ull) : 0;
 	if (!ob_reserve(&c->out, FMT_LINE_MAX + 3))
 		return -ENOMEM;
+	x->listed++;
 	/* format in place, between the quotes */
 	p = c->out.b + c->out.len + (c->fo.format == FMT_JSON ? 0 : 1);
 	n = fmt_listing_line(p, &c->fo, ci, left, x->now);
@@ -449,11 +451,12 @@ static void job_end(struct daemon *d, struct client *c)
 /* One slice of a listing, counting or deleting job. */
 static void job_step(struct daemon *d, struct client *c)
 {
-	struct list_ctx x = { c, dclock_now() };
+	struct list_ctx x = { c, dclock_now(), 0 };
 	unsigned flags = c->req.zero ? CT_DUMP_ZERO_COUNTERS : 0;
 	int zone = (c->req.filter.have & CF_ZONE) ? c->req.filter.zone : -1;
 	int r = ct_table_dump_slice(d->thr, zone, &c->cur, SLICE_ENTRIES, flags, list_cb, &x);
 
+	d->srv->listed += x.listed;
 	if (r < 0) {
 		put_error(c, "ENOMEM", "out of memory while listing");
 		c->st = CS_IDLE;
@@ -567,7 +570,7 @@ static void cmd_stats(struct daemon *d, struct client *c)
 		"subscribers", (int)s->n_subs,
 		"lost_in_rings", (json_int_t)evbus_lost_total(d->bus),
 		"lost_at_clients", (json_int_t)s->ev_lost_clients));
-	json_object_set_new(j, "control", json_pack("{s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+	json_object_set_new(j, "control", json_pack("{s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
 		"clients", (int)s->n_clients, "accepted", (json_int_t)s->accepted,
 		"refused_permission", (json_int_t)s->refused_perm,
 		"refused_too_many", (json_int_t)s->refused_full,
@@ -575,7 +578,8 @@ static void cmd_stats(struct daemon *d, struct client *c)
 		"bad_requests", (json_int_t)s->bad_requests,
 		"too_long", (json_int_t)s->too_long,
 		"denied_admin", (json_int_t)s->denied_admin,
-		"disconnected_mid_listing", (json_int_t)s->disconnect_mid_job));
+		"disconnected_mid_listing", (json_int_t)s->disconnect_mid_job,
+		"lines_listed", (json_int_t)s->listed));
 	json_object_set_new(j, "table", json_pack("{s:I,s:I,s:I}",
 		"count", (json_int_t)st.count, "rows", (json_int_t)ct_table_rows(d->t),
 		"max", (json_int_t)d->opt.set.max));
