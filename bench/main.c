@@ -119,6 +119,13 @@ static const struct bench_opt list_opts[] = {
 	{ .name = NULL }
 };
 
+static const struct bench_opt live_opts[] = {
+	{ "start", BV_COUNT, "PPS", "the first step's rate (default 25k; it doubles)", 1000, 100000000 },
+	{ "flows", BV_COUNT, "N", "UDP flows the sender spreads its packets over (default 1000)", 1, 60000 },
+	QUICK("2 s steps"),
+	{ .name = NULL }
+};
+
 static const struct bench_entry benches[] = {
 	{ "gc-yield", "collector pass: yield every row vs at most once per ms",
 	  bench_gc_yield, gc_yield_opts, NULL, NULL, NULL },
@@ -141,6 +148,8 @@ static const struct bench_entry benches[] = {
 	{ "list", "listing at memory speed: printer, daemon socket, kernel, read vs softflowd",
 	  bench_list, list_opts, "WORKLOAD", "printer|socket|kernel|read|latency",
 	  "workloads: printer socket kernel read latency (default: all)" },
+	{ "live", "the daemon's capacity on a veth; CPU per packet against softflowd, nfpcapd, ctrack read",
+	  bench_live, live_opts, NULL, NULL, NULL },
 };
 
 #define N_BENCHES (sizeof(benches) / sizeof(benches[0]))
