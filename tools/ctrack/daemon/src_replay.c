@@ -306,6 +306,7 @@ void dm_replay_stats(struct daemon *d, struct dm_replay_stats *s)
 void dm_replay_loop(struct dm_worker *w)
 {
 	struct frame_q *q = w->q;
+	unsigned idle = 0;
 
 	while (!atomic_load_explicit(&w->d->stop, memory_order_relaxed)) {
 		uint64_t t = atomic_load_explicit(&q->tail, memory_order_relaxed);
@@ -313,11 +314,17 @@ void dm_replay_loop(struct dm_worker *w)
 		unsigned n = 0;
 
 		if (t == h) {
-			struct timespec ts = { 0, 200000 };
+			/* 0.2 ms while frames come, backing off to 12.8 ms once
+			 * the replay is over: an idle daemon should not wake a
+			 * worker 5,000 times a second */
+			struct timespec ts = { 0, 200000L << (idle < 6 ? idle : 6) };
 
+			if (idle < 1000)
+				idle++;
 			nanosleep(&ts, NULL);
 			continue;
 		}
+		idle = 0;
 		/* up to a burst's worth, tracked before the space is released:
 		 * the packets point into the queue */
 		while (t != h && n < CT_BURST_MAX) {
