@@ -194,7 +194,8 @@ int cmd_daemon(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	raise_nofile(d->opt.max_clients + 256);
 
-	d->w = aligned_alloc(64, sizeof(*d->w) * d->n_workers);
+	/* aligned_alloc wants a size that is a multiple of the alignment */
+	d->w = aligned_alloc(64, (sizeof(*d->w) * d->n_workers + 63) & ~(size_t)63);
 	d->bus = evbus_new(d->opt.event_ring);
 	if (!d->w || !d->bus) {
 		fprintf(stderr, "ctrack daemon: out of memory\n");
