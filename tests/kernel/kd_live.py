@@ -8,7 +8,8 @@ tracking the forwarded traffic and `ctrack daemon -i r0 -i r1 --workers 2`
 running in the router namespace, watching the same two ports through its
 AF_PACKET rings.  Real traffic from the kernels' own stacks (kd_traffic): HTTP
 over IPv4 and IPv6, connections held open, UDP, ping, a refused connect, an
-RST, a UDP datagram to a closed port; the router's timeouts are shortened so
+RST, a UDP datagram to a closed port, fragmented datagrams both ways in both
+families; the router's timeouts are shortened so
 that entries expire during the run.
 
 At several moments during and after the traffic (each after a short quiet
@@ -263,6 +264,13 @@ class Traffic:
             t.start()
         for t in ts:
             t.join()
+        # datagrams larger than the veth's MTU, both ways: the kernel's
+        # fanout reassembles the IPv4 ones (PACKET_FANOUT_FLAG_DEFRAG), the
+        # worker the IPv6 ones; conntrack counts each datagram once
+        for v in (4, 6):
+            big = ctx.udp_client(v)
+            ctx.udp_ask(big, v, 5300, payload=b"F" * 3000)
+            ctx.udp_ask(big, v, 5300, payload=b"G" * 5000)
         # UDP to a closed port: the server's ICMP port unreachable is RELATED
         u = ctx.udp_client(4)
         ctx.udp_ask(u, 4, 5399, wait_reply=False)
