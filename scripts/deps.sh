@@ -8,7 +8,7 @@
 # there is.  It never upgrades anything and does nothing when all is there.
 set -eu
 
-build_pkgs="gcc make meson ninja-build pkg-config liburcu-dev libpcap-dev zlib1g-dev"
+build_pkgs="gcc make meson ninja-build pkg-config liburcu-dev libpcap-dev zlib1g-dev libfixbuf-dev libmicrohttpd-dev"
 test_pkgs="$build_pkgs libcmocka-dev python3 clang libclang-rt-14-dev llvm iproute2 nftables conntrack tcpdump tshark tcpreplay ethtool gzip cppcheck clang-tidy"
 bench_pkgs="$test_pkgs gnuplot-nox valgrind openvswitch-source hyperfine"
 fuzz_pkgs="$test_pkgs"

@@ -12,6 +12,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <netinet/in.h>   /* IPPROTO_TCP (issue 26) */
 
 #include <urcu/call-rcu.h>
 #include <urcu/flavor.h>
@@ -327,7 +328,17 @@ static inline size_t ct_conn_obj_size(uint8_t l3, uint8_t priv_size, unsigned ex
 static inline unsigned ct_settings_ext(const struct ct_table *t, const struct ct_settings *s)
 {
 	return (s->acct ? CT_EXT_ACCT : 0) | (s->timestamp ? CT_EXT_TSTAMP : 0) |
-	       (t->cfg.labels ? CT_EXT_LABELS : 0);
+	       (t->cfg.labels ? CT_EXT_LABELS : 0) |
+	       (t->cfg.tcp_flags ? CT_EXT_TCPF : 0);   /* issue 26 */
+}
+
+/* issue 26: ... of protocol @l4 - only TCP entries keep flags. */
+static inline unsigned ct_settings_ext_l4(const struct ct_table *t,
+					  const struct ct_settings *s, uint8_t l4)
+{
+	unsigned ext = ct_settings_ext(t, s);
+
+	return l4 == IPPROTO_TCP ? ext : ext & ~(unsigned)CT_EXT_TCPF;
 }
 
 /* The slab size class of an object of @size bytes (ct_conn_obj_size). */
@@ -354,6 +365,14 @@ static inline struct ct_ext_labels *ct_conn_labels(struct ct_conn *c)
 {
 	return (c->ext & CT_EXT_LABELS)
 		? (struct ct_ext_labels *)((char *)c + ct_conn_ext_off(c, CT_EXT_LABELS))
+		: NULL;
+}
+
+/* issue 26 */
+static inline struct ct_ext_tcpf *ct_conn_tcpf(struct ct_conn *c)
+{
+	return (c->ext & CT_EXT_TCPF)
+		? (struct ct_ext_tcpf *)((char *)c + ct_conn_ext_off(c, CT_EXT_TCPF))
 		: NULL;
 }
 

@@ -201,6 +201,7 @@ static inline __attribute__((always_inline)) void account(struct ct_conn *c, con
 {
 	struct ct_ext_acct *a = ct_conn_acct(c);
 	struct ct_ext_tstamp *ts = ct_conn_tstamp(c);
+	struct ct_ext_tcpf *tf = ct_conn_tcpf(c);
 
 	if (a) {
 		a->packets[dir]++;
@@ -208,6 +209,8 @@ static inline __attribute__((always_inline)) void account(struct ct_conn *c, con
 	}
 	if (ts)
 		ts->last_ns = now;
+	if (tf)         /* issue 26: only TCP entries have it */
+		tf->flags[dir] |= pkt->u.tcp.flags;
 }
 
 /*
@@ -229,8 +232,16 @@ static inline __attribute__((always_inline)) void account_priv(struct ct_conn *c
 		a->bytes[dir] += pkt->l3_len;
 		x += sizeof(struct ct_ext_acct);
 	}
-	if (ext & CT_EXT_TSTAMP)
+	if (ext & CT_EXT_TSTAMP) {
 		((struct ct_ext_tstamp *)x)->last_ns = now;
+		x += sizeof(struct ct_ext_tstamp);
+	}
+	/* issue 26: only TCP entries have it; the labels sit before it */
+	if (__builtin_expect(ext & CT_EXT_TCPF, 0)) {
+		if (ext & CT_EXT_LABELS)
+			x += sizeof(struct ct_ext_labels);
+		((struct ct_ext_tcpf *)x)->flags[dir] |= pkt->u.tcp.flags;
+	}
 }
 
 /*
@@ -531,7 +542,7 @@ static __attribute__((noinline)) bool create(struct ct_thread *thr, struct ct_ns
 	struct ct_conn *c;
 	uint32_t what;
 	uint64_t exp;
-	unsigned ext = ct_settings_ext(t, set);
+	unsigned ext = ct_settings_ext_l4(t, set, pkt->tuple.l4);
 	size_t size = ct_conn_obj_size(k->key->l3, proto->priv_size, ext);
 	unsigned cls = ct_conn_class(size);
 	struct ct_slab_mag *mag = mag_for(thr, ns, cls);

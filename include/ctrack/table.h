@@ -70,6 +70,12 @@ struct ct_table_config {
 					* bring the load to resize_load_pct
 					* * 100 / this); 0 = default (125),
 					* else 110..400 */
+	bool tcp_flags;                /* give TCP entries 8 bytes for the
+					* TCP flags seen in each direction
+					* (ct_conn_info.tcp_flags; IPFIX's
+					* tcpControlBits); a test on the
+					* hit path of every packet, an OR
+					* of TCP packets of such a table */
 };
 
 /* ct_table_config_default - zero-cost defaults: kernel settings (acct off),
@@ -211,6 +217,10 @@ struct ct_conn_info {
 	const char *state_name;      /* "ESTABLISHED", ..., or NULL for
 				      * protocols without states */
 	uint8_t labels[16];
+	uint8_t tcp_flags[2];        /* by enum ct_dir: CT_TCP_* flags of
+				      * every TCP packet counted in that
+				      * direction, OR-ed; 0 unless
+				      * config.tcp_flags */
 };
 
 /*
