@@ -120,10 +120,13 @@ struct ipfix_sink {
 	fBuf_t *fbuf;
 	GHashTable *reported;          /* flow_key -> struct reported */
 	uint8_t *msg;                  /* what fBufEmit copies out */
+	uint8_t *held;                 /* a data message waiting for the
+					* templates to go first */
 	uint32_t msg_size;
 	uint32_t in_msg;               /* records in the message being built */
 	uint32_t msgs_since_templates;
 	uint64_t templates_at_ms;      /* wall clock of the last template send */
+	uint64_t msg_started_ms;       /* wall clock of the message's first record */
 	ct_time_ns active_ns;
 	ct_time_ns tick_ns;
 	uint16_t cur_tid;
@@ -203,8 +206,8 @@ static void set_templates(struct ipfix_sink *x)
 		g_clear_error(&e);
 }
 
-/* Close the message being built and send it. */
-static void emit(struct ipfix_sink *x)
+/* Close the message being built (into x->msg); its length, 0 if none. */
+static size_t close_msg(struct ipfix_sink *x)
 {
 	GError *e = NULL;
 	size_t len;
@@ -212,16 +215,11 @@ static void emit(struct ipfix_sink *x)
 	if (!fBufEmit(x->fbuf, &e)) {
 		g_clear_error(&e);
 		x->st.encode_errors++;
-		x->st.records_lost += x->in_msg;
-		x->in_msg = 0;
-		return;
+		return 0;
 	}
 	len = fbExporterGetMsgLen(x->exporter);
-	if (len && ipfix_xport_send(x->x, x->msg, len) < 0)
-		x->st.records_lost += x->in_msg;
-	x->in_msg = 0;
-	x->msgs_since_templates++;
 	set_templates(x);
+	return len;
 }
 
 /* Every template, in a message of their own (RFC 7011 8: a collector
@@ -230,9 +228,8 @@ static void emit(struct ipfix_sink *x)
 static int send_templates(struct ipfix_sink *x)
 {
 	GError *e = NULL;
+	size_t len;
 
-	if (x->in_msg)
-		emit(x);
 	/* libfixbuf closes the current message with an end-of-message
 	 * "error" before it starts a template set: try again once */
 	if (!fbSessionExportTemplates(x->session, &e)) {
@@ -245,20 +242,44 @@ static int send_templates(struct ipfix_sink *x)
 			return -EIO;
 		}
 	}
+	len = close_msg(x);
+	if (!len)
+		return -EIO;
 	x->st.template_sends++;
-	emit(x);
+	ipfix_xport_send(x->x, x->msg, len);
 	x->msgs_since_templates = 0;
 	x->templates_at_ms = wall_ms();
 	return 0;
 }
 
-static void maybe_refresh_templates(struct ipfix_sink *x)
+static bool templates_due(const struct ipfix_sink *x)
 {
-	if (x->cfg.proto != IPFIX_UDP)
+	return x->cfg.proto == IPFIX_UDP &&
+	       (x->msgs_since_templates >= x->cfg.template_refresh_msgs ||
+		wall_ms() - x->templates_at_ms >= (uint64_t)x->cfg.template_refresh_s * 1000u);
+}
+
+/* Close the message being built and send it - over UDP after the
+ * templates when they are due, so that a collector that starts late can
+ * decode the first data message it gets after a refresh. */
+static void emit(struct ipfix_sink *x)
+{
+	size_t len = close_msg(x);
+
+	if (!len) {
+		x->st.records_lost += x->in_msg;
+		x->in_msg = 0;
 		return;
-	if (x->msgs_since_templates >= x->cfg.template_refresh_msgs ||
-	    wall_ms() - x->templates_at_ms >= (uint64_t)x->cfg.template_refresh_s * 1000u)
+	}
+	if (templates_due(x)) {
+		memcpy(x->held, x->msg, len);
 		send_templates(x);
+		memcpy(x->msg, x->held, len);
+	}
+	if (ipfix_xport_send(x->x, x->msg, len) < 0)
+		x->st.records_lost += x->in_msg;
+	x->in_msg = 0;
+	x->msgs_since_templates++;
 }
 
 static void append(struct ipfix_sink *x, const struct rec *r, uint16_t tid)
@@ -273,24 +294,44 @@ static void append(struct ipfix_sink *x, const struct rec *r, uint16_t tid)
 			return;
 		}
 	}
-	if (!fBufAppend(x->fbuf, (uint8_t *)(uintptr_t)r, sizeof(*r), &e)) {
-		bool eom = g_error_matches(e, FB_ERROR_DOMAIN, FB_ERROR_EOM);
+	/* libfixbuf answers "end of message" both when the message is full
+	 * and, once, after templates were written: emit what there is and
+	 * try again (three tries cover both) */
+	for (int tries = 0;; tries++) {
+		bool eom;
 
+		if (fBufAppend(x->fbuf, (uint8_t *)(uintptr_t)r, sizeof(*r), &e))
+			break;
+		eom = g_error_matches(e, FB_ERROR_DOMAIN, FB_ERROR_EOM);
 		g_clear_error(&e);
-		if (!eom) {
+		if (!eom || tries == 2) {
 			x->st.encode_errors++;
 			return;
 		}
-		emit(x);
-		maybe_refresh_templates(x);
-		if (!fBufAppend(x->fbuf, (uint8_t *)(uintptr_t)r, sizeof(*r), &e)) {
-			g_clear_error(&e);
-			x->st.encode_errors++;
-			return;
-		}
+		if (x->in_msg)
+			emit(x);
 	}
-	x->in_msg++;
+	if (!x->in_msg++)
+		x->msg_started_ms = wall_ms();
 	x->st.records++;
+}
+
+/* A record waits in its message at most a second of wall clock (a replay
+ * that goes quiet, a daemon between events: ipfix_sink_flush). */
+static void flush_if_old(struct ipfix_sink *x)
+{
+	if (x->in_msg && wall_ms() - x->msg_started_ms >= 1000)
+		emit(x);
+}
+
+void ipfix_sink_flush(struct ex_sink *s)
+{
+	struct ipfix_sink *x = (struct ipfix_sink *)s;
+
+	if (x->in_msg)
+		emit(x);
+	else if (templates_due(x))
+		send_templates(x);
 }
 
 /* ---- records ---- */
@@ -397,6 +438,7 @@ static void ipfix_event(struct ex_sink *s, const struct ct_event *ev, ct_time_ns
 	report(x, &ev->conn, rep, end_reason(ev));
 	if (rep)
 		g_hash_table_remove(x->reported, &key);
+	flush_if_old(x);
 }
 
 struct tick_ctx {
@@ -448,7 +490,6 @@ static ct_time_ns ipfix_tick(struct ex_sink *s, struct ct_thread *thr, ct_time_n
 	ct_table_dump(thr, -1, tick_one, &c);
 	if (x->in_msg)
 		emit(x);   /* periodic records leave with their period */
-	maybe_refresh_templates(x);
 	return now + x->tick_ns;
 }
 
@@ -474,12 +515,14 @@ static int ipfix_finish(struct ex_sink *s, struct ct_thread *thr, ct_time_ns now
 			 strerror(-r), x->st.records_lost, x->st.records);
 		return r;
 	}
-	if (xs.dropped) {
+	if (xs.dropped || xs.refused) {
 		snprintf(s->error, sizeof(s->error),
-			 "warning: %" PRIu64 " IPFIX messages (%" PRIu64 " of %" PRIu64
-			 " records) could not be sent to %s over %s: %s",
-			 xs.dropped, x->st.records_lost, x->st.records, ipfix_xport_peer(x->x),
-			 x->cfg.proto == IPFIX_TCP ? "TCP" : "UDP", strerror(xs.last_errno));
+			 "warning: %" PRIu64 " of %" PRIu64 " IPFIX messages could not be sent "
+			 "to %s over %s (%s)%s", xs.dropped + xs.refused,
+			 xs.messages + xs.dropped, ipfix_xport_peer(x->x),
+			 x->cfg.proto == IPFIX_TCP ? "TCP" : "UDP", strerror(xs.last_errno),
+			 xs.refused ? "; the collector's host refused them: nothing was "
+			 "listening there" : "");
 		return x->cfg.proto == IPFIX_TCP ? -EIO : 1;
 	}
 	return 0;
@@ -499,6 +542,7 @@ static void ipfix_destroy(struct ex_sink *s)
 		fbInfoModelFree(x->model);
 	ipfix_xport_close(x->x);
 	free(x->msg);
+	free(x->held);
 	free(x);
 }
 
@@ -562,9 +606,10 @@ struct ex_sink *ipfix_sink_create(const struct ipfix_config *cfg, char *err, siz
 			     0, &x->x, err, errlen) < 0)
 		goto fail;
 	x->msg = malloc(x->msg_size);
+	x->held = malloc(x->msg_size);
 	x->model = fbInfoModelAlloc();
 	x->session = x->model ? fbSessionAlloc(x->model) : NULL;
-	if (!x->msg || !x->session) {
+	if (!x->msg || !x->held || !x->session) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}

@@ -74,4 +74,9 @@ struct ex_sink *ipfix_sink_create(const struct ipfix_config *cfg, char *err,
 				  size_t errlen);
 void ipfix_sink_get_stats(struct ex_sink *s, struct ipfix_stats *st);
 
+/* ipfix_sink_flush - send the records waiting in a message now (a record
+ * otherwise waits until its message is full, or a second of wall clock
+ * has passed at the next event).  The daemon calls it when idle. */
+void ipfix_sink_flush(struct ex_sink *s);
+
 #endif

@@ -187,10 +187,20 @@ int ipfix_xport_send(struct ipfix_xport *x, const uint8_t *msg, size_t len)
 {
 	if (x->proto == IPFIX_UDP) {
 		ssize_t n;
+		int tries = 0;
 
-		do
+		/* ECONNREFUSED is the ICMP port unreachable of an earlier
+		 * datagram (one lost there, counted now), not a failure of
+		 * this one: send this one again, once - so the first message
+		 * after a collector comes up is not lost to the error its
+		 * absence left behind */
+		do {
 			n = send(x->fd, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-		while (n < 0 && errno == EINTR);
+			if (n < 0 && errno == ECONNREFUSED) {
+				x->st.refused++;
+				x->st.last_errno = errno;
+			}
+		} while (n < 0 && (errno == EINTR || (errno == ECONNREFUSED && tries++ == 0)));
 		if (n < 0) {
 			x->st.send_errors++;
 			x->st.dropped++;

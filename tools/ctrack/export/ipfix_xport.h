@@ -4,9 +4,10 @@
  * ever blocking the caller.
  *
  * UDP: one datagram per message, sent with MSG_DONTWAIT on a connected
- * socket; a send that fails (no collector yet: ECONNREFUSED from the ICMP
- * port unreachable; a full socket buffer: EAGAIN) loses that message and
- * is counted - the caller goes on.
+ * socket; a send that fails (a full socket buffer: EAGAIN) loses that
+ * message and is counted, and so is each datagram the collector's host
+ * refuses (no collector yet: the ICMP port unreachable comes back as
+ * ECONNREFUSED on a later send) - the caller goes on.
  * TCP: connected at open (a refusing or unreachable collector is an error
  * there, for the person starting the exporter), then non-blocking: what
  * the socket does not take waits in a bounded queue (whole messages,
@@ -30,8 +31,11 @@ struct ipfix_xport_stats {
 	uint64_t bytes;
 	uint64_t send_errors;     /* UDP sends that failed, TCP writes that
 				   * failed (the connection is then dead) */
-	uint64_t dropped;         /* messages lost: failed UDP sends, TCP
-				   * queue full or connection dead */
+	uint64_t dropped;         /* messages lost here: failed UDP sends,
+				   * TCP queue full or connection dead */
+	uint64_t refused;         /* UDP: datagrams the collector's host
+				   * refused (ICMP port unreachable: nothing
+				   * listened), each one message lost there */
 	int last_errno;           /* of the last failure, 0 if none */
 };
 

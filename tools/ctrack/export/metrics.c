@@ -291,8 +291,8 @@ static void render(struct metrics_sink *m, FILE *f)
 		metrics_sample(&o, "ctrack_export_messages_total", "exporter=\"ipfix\"", is.xport.messages);
 		metrics_family(&o, "ctrack_export_sent_bytes_total", "counter", "Bytes the socket took.");
 		metrics_sample(&o, "ctrack_export_sent_bytes_total", "exporter=\"ipfix\"", is.xport.bytes);
-		metrics_family(&o, "ctrack_export_errors_total", "counter", "Sends that failed, and messages that could not be encoded.");
-		metrics_sample(&o, "ctrack_export_errors_total", "exporter=\"ipfix\"", is.xport.send_errors + is.encode_errors);
+		metrics_family(&o, "ctrack_export_errors_total", "counter", "Sends that failed, datagrams the collector refused, messages that could not be encoded.");
+		metrics_sample(&o, "ctrack_export_errors_total", "exporter=\"ipfix\"", is.xport.send_errors + is.xport.refused + is.encode_errors);
 		metrics_family(&o, "ctrack_export_template_sends_total", "counter", "Times the templates were sent.");
 		metrics_sample(&o, "ctrack_export_template_sends_total", "exporter=\"ipfix\"", is.template_sends);
 	}
