@@ -692,6 +692,7 @@ int cmd_read(int argc, char **argv)
 	/* only to print events: the collector's next run comes from the
 	 * thread's expiries (track), so without -e no entry is copied out
 	 * on every state change */
+	rs.xo.inputs = (const char *const *)argv + optind;
 	if (ex_start(&rs.xo, "ctrack read", rs.t, &rs.sinks, &rs.xs) < 0) {
 		rs.exit_code = CT_EXIT_USAGE;
 		goto out;

@@ -17,6 +17,7 @@
 
 #include "export.h"
 #include "metrics.h"
+#include "report.h"
 
 struct ex_state {
 	struct ex_sink *ipfix;
@@ -165,7 +166,15 @@ int ex_start(const struct ex_opts *o, const char *cmd, struct ct_table *t,
 		fprintf(stderr, "%s: out of memory\n", cmd);
 		return -1;
 	}
-	/*REPORT*/
+	if (o->report) {
+		struct ex_sink *r = report_sink_create(o->report, t, o->inputs, err, sizeof(err));
+
+		if (!r) {
+			fprintf(stderr, "%s: --report %s\n", cmd, err);
+			return -1;
+		}
+		ex_sinks_add(sinks, r);
+	}
 	if (o->ipfix) {
 		struct ipfix_config c = o->ipfix_cfg;
 		const char *colon = strrchr(o->ipfix, ':');

@@ -58,6 +58,8 @@ struct ex_opts {
 	const char *metrics_file;
 	const char *metrics_listen;    /* ADDR:PORT */
 	const char *report;
+	const char *const *inputs;     /* what is read (NULL-terminated), for
+					* the report's title; may be NULL */
 };
 
 /* Everything off. */
