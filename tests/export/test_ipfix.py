@@ -19,6 +19,7 @@ unreachable TCP collector (an error at start), a UDP collector that is
 not there (counted, tracking unchanged), a TCP collector that stops
 reading (bounded, told, tracking unchanged).
 """
+import atexit
 import json
 import os
 import shutil
@@ -50,13 +51,29 @@ def port_taken(port, kind):
         s.close()
 
 
+STARTED = []
+
+
+@atexit.register
+def _cleanup():
+    """Collectors this test started, stopped even when a case fails."""
+    for p in STARTED:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    shutil.rmtree(TMP, ignore_errors=True)
+
+
 class Nfcapd:
     def __init__(self, port=None):
         self.port = port or eu.free_port()
         self.dir = tempfile.mkdtemp(dir=TMP, prefix="nfcapd.")
+        # -B: the socket buffer rmem_max allows (4 MiB here), as a
+        # collector for bursts is set up
         self.p = subprocess.Popen(["nfcapd", "-b", "127.0.0.1", "-p", str(self.port),
-                                   "-w", self.dir, "-t", "3600"],
+                                   "-w", self.dir, "-t", "3600", "-B", "4194304"],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        STARTED.append(self.p)
         for _ in range(200):
             if port_taken(self.port, socket.SOCK_DGRAM):
                 return
@@ -175,6 +192,7 @@ def tcp_collect(pcap, args=()):
     port = eu.free_port(socket.SOCK_STREAM)
     col = subprocess.Popen([DEB_PY, COLLECTOR, str(port)], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)
+    STARTED.append(col)
     col.stdout.readline()          # "listening"
     r = run_export(pcap, ["--ipfix-transport", "tcp", *args], port=port)
     try:

@@ -206,6 +206,34 @@ def live_case():
 live_case()
 
 
+# ---- the Grafana dashboard asks only for what the page has ----
+
+def dashboard_case():
+    dash = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "contrib",
+                        "grafana", "ctrack.json")
+    mf = os.path.join(TMP, "d.prom")
+    subprocess.run([CT, "read", "--no-table", "--metrics-file", mf,
+                    os.path.join(SAMPLES, "sample.pcap")], capture_output=True)
+    page = open(mf).read()
+    have = set()
+    for line in page.splitlines():
+        if line.startswith("# TYPE "):
+            name, kind = line.split()[2:4]
+            have.add(name)
+            if kind == "histogram":
+                have |= {name + "_bucket", name + "_sum", name + "_count"}
+    d = json.load(open(dash))
+    exprs = [t["expr"] for p in d["panels"] for t in p["targets"]]
+    import re
+    used = set(re.findall(r"\b(ctrack_[a-z0-9_]+)", " ".join(exprs)))
+    eu.ok(exprs and used and used <= have,
+          "the Grafana dashboard's %d queries use only metric names the page has" % len(exprs),
+          "unknown: %r" % sorted(used - have))
+
+
+dashboard_case()
+
+
 # ---- bad paths and ports ----
 
 def bad_file_case():

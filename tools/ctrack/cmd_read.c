@@ -522,10 +522,11 @@ static void usage_read(FILE *out)
 "\n"
 "Exit status:\n"
 "  0  success\n"
-"  1  bad usage: unknown option, bad --set value, unreadable --sysctl-file\n"
+"  1  bad usage: unknown option, bad --set value, unreadable --sysctl-file,\n"
+"     a TCP collector that refuses, an unwritable report or metrics file\n"
 "  2  an input file could not be read at all (missing, not a capture, ...)\n"
 "  3  an input file is damaged or cut short; results cover what was read\n"
-"  4  internal error (out of memory)\n", out);
+"  4  internal error (out of memory), records a TCP collector did not take\n", out);
 }
 
 int cmd_read(int argc, char **argv)
