@@ -51,14 +51,16 @@ def free_udp_port():
 
 
 def timed(cmd):
-    """(wall s, cpu s, returncode, stderr) of @cmd, its CPU from wait4."""
+    """(wall s, cpu s, returncode, output) of @cmd, its CPU from wait4.
+    (Its output is small - softflowd's exit statistics - and read after
+    it exits.)"""
     t0 = time.monotonic()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          stdin=subprocess.DEVNULL)
     _, status, ru = os.wait4(p.pid, 0)
     wall = time.monotonic() - t0
-    err = p.stderr.read().decode(errors="replace")
-    p.stderr.close()
+    err = p.stdout.read().decode(errors="replace")
+    p.stdout.close()
     p.returncode = os.waitstatus_to_exitcode(status)
     return wall, ru.ru_utime + ru.ru_stime, p.returncode, err
 

@@ -214,13 +214,13 @@ struct ct_conn_info {
 	uint32_t status;             /* CT_ST_* */
 	uint32_t mark;
 	uint8_t l4state;             /* protocol state number */
-	const char *state_name;      /* "ESTABLISHED", ..., or NULL for
-				      * protocols without states */
-	uint8_t labels[16];
 	uint8_t tcp_flags[2];        /* by enum ct_dir: CT_TCP_* flags of
 				      * every TCP packet counted in that
 				      * direction, OR-ed; 0 unless
-				      * config.tcp_flags */
+				      * config.tcp_flags (issue 26) */
+	const char *state_name;      /* "ESTABLISHED", ..., or NULL for
+				      * protocols without states */
+	uint8_t labels[16];
 };
 
 /*

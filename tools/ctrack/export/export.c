@@ -209,10 +209,13 @@ int ex_start(const struct ex_opts *o, const char *cmd, struct ct_table *t,
 				o->metrics_listen, err);
 			return -1;
 		}
-		if (st->http)
+		if (st->http) {
+			const char *c = strrchr(o->metrics_listen, ':');
+			int hl = c ? (int)(c - o->metrics_listen) : (int)strlen(o->metrics_listen);
+
 			fprintf(stderr, "%s: serving metrics on http://%.*s:%u/metrics\n", cmd,
-				(int)(strrchr(o->metrics_listen, ':') - o->metrics_listen),
-				o->metrics_listen, metrics_http_port(st->http));
+				hl, o->metrics_listen, metrics_http_port(st->http));
+		}
 	}
 	return 0;
 }

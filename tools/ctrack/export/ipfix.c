@@ -444,7 +444,6 @@ static void ipfix_event(struct ex_sink *s, const struct ct_event *ev, ct_time_ns
 struct tick_ctx {
 	struct ipfix_sink *x;
 	ct_time_ns now;
-	uint8_t reason;
 	bool final;
 };
 
@@ -483,7 +482,7 @@ static int tick_one(const struct ct_conn_info *ci, void *arg)
 static ct_time_ns ipfix_tick(struct ex_sink *s, struct ct_thread *thr, ct_time_ns now)
 {
 	struct ipfix_sink *x = (struct ipfix_sink *)s;
-	struct tick_ctx c = { .x = x, .now = now, .reason = REASON_ACTIVE };
+	struct tick_ctx c = { .x = x, .now = now };
 
 	if (!x->active_ns)
 		return UINT64_MAX;

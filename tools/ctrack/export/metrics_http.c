@@ -40,7 +40,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 	static const char not_found[] = "not found: the metrics are at /metrics\n";
 	static const char no_mem[] = "out of memory\n";
 
-	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
 		return MHD_NO;
 	if (!strcmp(url, "/metrics") || !strcmp(url, "/")) {
 		page = metrics_render(h->m, &len);

@@ -271,7 +271,9 @@ static void axes(FILE *f, double xmax_s, double ymin, double ymax, const char *y
 	double pw = W - ML - MR, ph = H - MT - MB;
 	char b[32];
 
-	for (double y = ceil(ymin / ys) * ys; y <= ymax + ys * 1e-9; y += ys) {
+	/* integer counters: a double one would gather rounding errors */
+	for (long k = (long)ceil(ymin / ys); (double)k * ys <= ymax + ys * 1e-9; k++) {
+		double y = (double)k * ys;
 		double py = MT + ph - (y - ymin) / (ymax - ymin) * ph;
 
 		fmt_num(b, sizeof(b), fabs(y));
@@ -279,7 +281,8 @@ static void axes(FILE *f, double xmax_s, double ymin, double ymax, const char *y
 			"<text x='%d' y='%.1f' class='yt'>%s</text>\n", ML, W - MR, py, py, ML - 6,
 			py + 4, b);
 	}
-	for (double x = 0; x <= xmax_s + xs * 1e-9; x += xs) {
+	for (long k = 0; (double)k * xs <= xmax_s + xs * 1e-9; k++) {
+		double x = (double)k * xs;
 		double px = ML + x / xmax_s * pw;
 
 		fmt_num(b, sizeof(b), x);
