@@ -202,19 +202,17 @@ int ex_start(const struct ex_opts *o, const char *cmd, struct ct_table *t,
 			return -1;
 		}
 		ex_sinks_add(sinks, st->metrics);
-		if (o->metrics_listen &&
-		    metrics_http_start(st->metrics, o->metrics_listen, &st->http,
-				       err, sizeof(err)) < 0) {
-			fprintf(stderr, "%s: --metrics-listen %s: %s\n", cmd,
-				o->metrics_listen, err);
-			return -1;
-		}
-		if (st->http) {
-			const char *c = strrchr(o->metrics_listen, ':');
-			int hl = c ? (int)(c - o->metrics_listen) : (int)strlen(o->metrics_listen);
+		if (o->metrics_listen) {
+			const char *lis = o->metrics_listen;
+			const char *c = strrchr(lis, ':');
 
+			if (metrics_http_start(st->metrics, lis, &st->http, err, sizeof(err)) < 0) {
+				fprintf(stderr, "%s: --metrics-listen %s: %s\n", cmd, lis, err);
+				return -1;
+			}
 			fprintf(stderr, "%s: serving metrics on http://%.*s:%u/metrics\n", cmd,
-				hl, o->metrics_listen, metrics_http_port(st->http));
+				c ? (int)(c - lis) : (int)strlen(lis), lis,
+				metrics_http_port(st->http));
 		}
 	}
 	return 0;
