@@ -328,17 +328,20 @@ static inline size_t ct_conn_obj_size(uint8_t l3, uint8_t priv_size, unsigned ex
 static inline unsigned ct_settings_ext(const struct ct_table *t, const struct ct_settings *s)
 {
 	return (s->acct ? CT_EXT_ACCT : 0) | (s->timestamp ? CT_EXT_TSTAMP : 0) |
-	       (t->cfg.labels ? CT_EXT_LABELS : 0) |
-	       (t->cfg.tcp_flags ? CT_EXT_TCPF : 0);   /* issue 26 */
+	       (t->cfg.labels ? CT_EXT_LABELS : 0);
 }
 
-/* issue 26: ... of protocol @l4 - only TCP entries keep flags. */
+/* issue 26: ... of protocol @l4 - TCP entries of a table that keeps TCP
+ * flags have CT_EXT_TCPF too (not in ct_settings_ext, so that a packet
+ * that creates an entry pays one predictable branch for it). */
 static inline unsigned ct_settings_ext_l4(const struct ct_table *t,
 					  const struct ct_settings *s, uint8_t l4)
 {
 	unsigned ext = ct_settings_ext(t, s);
 
-	return l4 == IPPROTO_TCP ? ext : ext & ~(unsigned)CT_EXT_TCPF;
+	if (__builtin_expect(t->cfg.tcp_flags, 0) && l4 == IPPROTO_TCP)
+		ext |= CT_EXT_TCPF;
+	return ext;
 }
 
 /* The slab size class of an object of @size bytes (ct_conn_obj_size). */

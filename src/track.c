@@ -213,6 +213,14 @@ static inline __attribute__((always_inline)) void account(struct ct_conn *c, con
 		tf->flags[dir] |= pkt->u.tcp.flags;
 }
 
+/* issue 26: the TCP flags of a counted packet, OR-ed into its direction's
+ * (entry lock held). */
+static __attribute__((noinline, cold)) void account_tcpf(struct ct_conn *c,
+		    const struct ct_packet *pkt, enum ct_dir dir)
+{
+	ct_conn_tcpf(c)->flags[dir] |= pkt->u.tcp.flags;
+}
+
 /*
  * account() for the hit path, where the caller knows the tracker: the
  * extensions start right after its private area (ct_conn_ext_off), so
@@ -232,16 +240,12 @@ static inline __attribute__((always_inline)) void account_priv(struct ct_conn *c
 		a->bytes[dir] += pkt->l3_len;
 		x += sizeof(struct ct_ext_acct);
 	}
-	if (ext & CT_EXT_TSTAMP) {
+	if (ext & CT_EXT_TSTAMP)
 		((struct ct_ext_tstamp *)x)->last_ns = now;
-		x += sizeof(struct ct_ext_tstamp);
-	}
-	/* issue 26: only TCP entries have it; the labels sit before it */
-	if (__builtin_expect(ext & CT_EXT_TCPF, 0)) {
-		if (ext & CT_EXT_LABELS)
-			x += sizeof(struct ct_ext_labels);
-		((struct ct_ext_tcpf *)x)->flags[dir] |= pkt->u.tcp.flags;
-	}
+	/* issue 26: only TCP entries have it (out of line: the hit path of
+	 * a table without it pays the test alone) */
+	if (__builtin_expect(ext & CT_EXT_TCPF, 0))
+		account_tcpf(c, pkt, dir);
 }
 
 /*
