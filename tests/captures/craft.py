@@ -659,6 +659,49 @@ def ip_files():
                prefs=["tcp.check_checksum:TRUE"])
     TAP_COUNTS["tcp-payload-cut.pcap"] = (whole, len(ips) - 2 - whole)
 
+    # -- segments outside the window of an established connection ----------------------------
+    cli, srv = "192.0.2.60", "198.51.100.60"
+    c = Tcp(cli, srv, 45000, 8000, isn_c=0x30000000, isn_s=0x70000000)
+    ips = [c.seg(True, SYN, opts=MSS), c.seg(False, SYN | ACK, opts=MSS), c.seg(True, ACK)]
+    bad = []
+    for k in range(3):
+        ips.append(c.seg(True, PSH | ACK, b"q" * (100 + k)))
+        ips.append(c.seg(False, PSH | ACK, b"r" * (1000 + k)))
+        ips.append(c.seg(True, ACK))
+        # tcp_in_window, with S the sender and R the receiver (no window
+        # scaling: both windows 64240):
+        # III: an ACK for 100000 bytes the server never sent - INVALID
+        a = c.nxt[False] + 100000
+        bad.append(ip4(cli, srv, 6, tcp(cli, srv, 45000, 8000, c.nxt[True], a, ACK)))
+        # I: data 500000 bytes beyond what the server allowed - INVALID
+        bad.append(ip4(cli, srv, 6, tcp(cli, srv, 45000, 8000, c.nxt[True] + 500000,
+                                        c.nxt[False], PSH | ACK, payload=b"x" * 10)))
+        # II: data acknowledged long ago (100000 bytes back) - IGNORE
+        bad.append(ip4(srv, cli, 6, tcp(srv, cli, 8000, 45000, c.nxt[False] - 100000,
+                                        c.nxt[True], PSH | ACK, payload=b"y" * 10)))
+        # IV: an ACK 200000 bytes behind the data it could ack - IGNORE
+        bad.append(ip4(srv, cli, 6, tcp(srv, cli, 8000, 45000, c.nxt[False],
+                                        c.nxt[True] - 200000, ACK)))
+        ips += bad[-4:]
+    ips += [c.seg(True, FIN | ACK), c.seg(False, FIN | ACK), c.seg(True, ACK)]
+    add("tcp-out-of-window.pcap", pcap(LT_ETH, [Rec(T0 + i * MS, eth_ip(ip))
+                                                for i, ip in enumerate(ips)]),
+        "an established TCP connection with 12 segments outside its window: ACKs of data "
+        "never sent, data beyond the receiver's window (INVALID), data acknowledged long "
+        "ago and overly delayed ACKs (ignored)", "tcp_fast, capture_tables")
+    count_fact("tcp-out-of-window.pcap", len(ips))
+    count_fact("tcp-out-of-window.pcap", 3, flt="tcp.analysis.ack_lost_segment")
+    # Since Linux 6.1 (tcp_in_window), only upper bounds make a packet
+    # INVALID (counted, tcp_out_of_window); below a lower bound it is let
+    # through ignored: not counted, no refresh.  Neither counts in the
+    # entry; the close -> TIME_WAIT, 120 s.
+    TABLES["tcp-out-of-window.pcap"] = dict(
+        args=["--stats"], why="segments outside the window: 6 INVALID, 6 ignored",
+        table=[ct_line("tcp", 120, "TIME_WAIT", ct_tuple("tcp", cli, srv, 45000, 8000),
+                       c.count[True], ct_tuple("tcp", srv, cli, 8000, 45000), c.count[False],
+                       "ASSURED")],
+        stats=["invalid=6", "tcp_out_of_window=6"])
+
     # -- SCTP --------------------------------------------------------------------------------
     cli, srv = "192.0.2.8", "198.51.100.56"
     T1, T2 = 0x43232544, 0x00000EB0
