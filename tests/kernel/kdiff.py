@@ -273,6 +273,13 @@ def main(argv):
                                if f.endswith(CAPTURE_EXT)) if args.full else DEFAULT_REPLAYS
                 items += [os.path.abspath(os.path.join(args.pcaps_dir, n)) for n in names
                           if os.path.exists(os.path.join(args.pcaps_dir, n))]
+            else:
+                # a clone without ../shared: each replay it would have run
+                # is reported skipped, naming what it needs
+                why = "no ../shared/pcaps (%s)" % os.path.abspath(args.pcaps_dir)
+                items += [("skip", "replay " + n, why) for n in
+                          (["every capture of ../shared/pcaps"] if args.full
+                           else DEFAULT_REPLAYS)]
     else:
         items = [os.path.abspath(c) for c in args.captures]
         if not shutil.which("tcpreplay"):
@@ -290,6 +297,9 @@ def main(argv):
     try:
         for it in items:
             t0 = time.time()
+            if isinstance(it, tuple):
+                tap.result(True, it[1], (), "SKIP " + it[2])
+                continue
             if isinstance(it, dict):
                 name = it["name"]
                 for attempt in range(args.retries + 1):
