@@ -134,7 +134,7 @@ def link_files():
     recs = [Rec(T0 + i * MS, eth_ip(ip, tags)) for i, ip in enumerate(ips)]
     add("link-vlan3.pcap", pcap(LT_ETH, recs),
         "one TCP connection (13 segments) under three 802.1Q tags 30/20/10",
-        "parse_link, capture_tables")
+        "parse_link, checksum, capture_tables, cli_errors")
     fact("link-vlan3.pcap", ["vlan.id", "ip.src", "tcp.srcport", "ip.dst", "tcp.dstport"],
          ["30,20,10\t%s\t40001\t%s\t80" % (cli, srv)], flt="frame.number==1")
     count_fact("link-vlan3.pcap", 13, flt="vlan.id==10 && tcp")
@@ -329,7 +329,7 @@ def link_files():
     add("link-nflog.pcap", pcap(LT_NFLOG, recs),
         "LINKTYPE_NFLOG: a TCP connection (one 1643-byte segment) and an IPv6 datagram in "
         "NFULA_PAYLOAD attributes, some with a prefix; a record without payload",
-        "parse_link")
+        "parse_link, checksum")
     fact("link-nflog.pcap", ["nflog.family", "ip.src", "tcp.srcport", "ip.dst",
                              "tcp.dstport", "ip.len", "tcp.flags"],
          ["2\t%s\t49762\t%s\t80\t%d\t0x0002" % (cli, srv, len(ips[0])),
@@ -391,7 +391,7 @@ def pcapng_files():
     add("ng-two-interfaces.pcapng",
         pcapng([(LT_ETH, b"eth0", 6), (LT_ETH, b"eth1", 9)], pk),
         "pcapng, two Ethernet interfaces (us and ns stamps): DNS whose queries were "
-        "captured before offload filled in their checksums", "parse_link, capture_tables")
+        "captured before offload filled in their checksums", "parse_link, checksum, capture_tables")
     fact("ng-two-interfaces.pcapng", ["frame.interface_id", "ip.src", "udp.srcport",
                                       "ip.checksum.status", "udp.checksum.status"],
          ["0\t172.16.0.2\t36343\t1\t0", "0\t%s\t53\t1\t1" % s, "1\t10.0.0.4\t56351\t0\t1",
@@ -469,7 +469,7 @@ def ip_files():
     add("ip6-ext-chains.pcap", pcap(LT_ETH, [Rec(T0 + i * MS, eth_ip(p))
                                              for i, p in enumerate(chains)]),
         "IPv6 behind destination options, atomic fragments (one with 15 bytes of data), "
-        "hop-by-hop, a routing header, a five-header chain, AH", "parse_ip")
+        "hop-by-hop, a routing header, a five-header chain, AH", "parse_ip, checksum")
     fact("ip6-ext-chains.pcap", ["ipv6.plen", "ipv6.nxt", "tcp.srcport", "udp.srcport",
                                  "tcp.len"],
          ["28\t60\t36951\t\t0", "28\t44\t59694\t\t0", "43\t44\t59694\t\t15",
@@ -553,7 +553,7 @@ def ip_files():
     add("icmp-errors.pcap", pcap(LT_ETH, recs),
         "UDP and TCP flows each followed by an ICMP or ICMPv6 error quoting them: port "
         "unreachable, time exceeded, packet too big, unreachable quoting a hop-by-hop "
-        "header, fragmentation needed; an echo exchange", "parse_ip, capture_tables")
+        "header, fragmentation needed; an echo exchange", "parse_ip, checksum, capture_tables")
     fact("icmp-errors.pcap", ["ip.src", "ip.dst", "icmp.type", "icmp.code", "udp.srcport",
                               "udp.dstport"],
          ["192.0.2.102,192.0.2.1\t192.0.2.1,192.0.2.102\t3\t3\t53\t59207",
@@ -922,7 +922,7 @@ def frag_files():
     n_frags = sum(1 for r in recs if _is_frag(r.data))
     add("frag-datagrams.pcap", pcap(LT_ETH, recs),
         "UDP answers fragmented over IPv4 and IPv6: in order, reversed, shuffled, "
-        "interleaved, behind a hop-by-hop header, one fragment sent twice", "defrag")
+        "interleaved, behind a hop-by-hop header, one fragment sent twice", "defrag, ip6_resume")
     fact("frag-datagrams.pcap", ["frame.number", "ip.reassembled.length",
                                  "ipv6.reassembled.length", "udp.dstport"],
          ["%d\t%s\t%s\t%d" % (n, ul if v == 4 else "", ul if v == 6 else "", dp)
@@ -974,7 +974,7 @@ def frag_files():
     add("frag-af-spray.pcap", pcap(LT_ETH, recs),
         "%d IPv4 datagrams (protocol 44) and %d IPv6 ones with the same ids, each in two "
         "fragments; the IPv6 ones claim a UDP length of 22873 in 16 bytes, %d have a "
-        "multicast source" % (n_pairs, n_pairs, n_mcast), "defrag")
+        "multicast source" % (n_pairs, n_pairs, n_mcast), "defrag, ip6_resume, bad_input")
     count_fact("frag-af-spray.pcap", 2 * n_pairs,
                flt="ip.reassembled.length || ipv6.reassembled.length")
     count_fact("frag-af-spray.pcap", n_mcast,
@@ -1029,7 +1029,7 @@ def frag_files():
         "and without a destination-options header after the fragment header, TCP, UDP, "
         "ICMPv6, SCTP and protocol 99, of which %d nf_defrag_ipv6 lets through as they are "
         "(length not a multiple of 8, or the upper-layer header not whole); 10 later "
-        "fragments" % (n_first, n_through), "ip6_resume")
+        "fragments" % (n_first, n_through), "ip6_resume, defrag, bad_input")
     count_fact("frag-ip6-first.pcap", n_first,
                flt="ipv6.fraghdr.offset==0 && ipv6.fraghdr.more==1",
                prefs=["ipv6.defragment:FALSE"])
