@@ -47,6 +47,14 @@ DEFAULT_REPLAYS = [
     "zeek__icmp-destunreach-udp.pcap", "zeek__icmp6-toobig.pcap",
     "tcpdump__tcp-handshake-nano.pcap", "zeek__retransmit-fast009.pcap",
 ]
+# The project's own crafted captures (tests/captures/craft.py) replayed by every
+# default run, ../shared or not: window edges, SCTP, tag stacks and zones, ICMP
+# errors, overlapping and ordinary fragments, mixed link types.
+OWN_REPLAYS = [
+    "tcp-out-of-window.pcap", "sctp-association.pcap", "link-vlan3.pcap",
+    "link-vlan-zones.pcap", "icmp-errors.pcap", "frag-overlap.pcap", "link-sll-nano.pcap",
+    "ng-mixed-links.pcapng", "frag-datagrams.pcap",
+]
 CAPTURE_EXT = (".pcap", ".pcapng", ".cap", ".pcap.gz")
 
 
@@ -274,6 +282,8 @@ def main(argv):
         elif not args.scenario and not args.no_replays:
             sample = os.path.join(HERE, "..", "..", "samples", "sample.pcap")
             items += [os.path.abspath(sample)] if os.path.exists(sample) else []
+            crafted = os.path.join(HERE, "..", "captures", "crafted")
+            items += [os.path.abspath(os.path.join(crafted, n)) for n in OWN_REPLAYS]
             if os.path.isdir(args.pcaps_dir):
                 names = sorted(f for f in os.listdir(args.pcaps_dir)
                                if f.endswith(CAPTURE_EXT)) if args.full else DEFAULT_REPLAYS
