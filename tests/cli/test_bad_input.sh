@@ -209,8 +209,8 @@ ok_if "a pipe abandoned mid-record: exit 3, what was read listed" \
 	sh -c '[ "$1" -eq 3 ] && grep -q "cut short" "$2/err" && grep -q "sport=1000 " "$2/out"' sh "$rc" "$tmp"
 
 # A large capture, grown or truncated while ctrack reads it: the corpus'
-# 6.8 MB one inflated (where ../shared/pcaps is), and the project's own 7 MB
-# one (craft.py --big: 100,000 records).  When ctrack meets the change is up
+# 6.8 MB one inflated (where ../shared/pcaps is), and the project's own 2.8 MB
+# one (craft.py --big: 40,000 records).  When ctrack meets the change is up
 # to the scheduler, so either outcome is right - read whole (0) or cut short
 # (3) - but never a crash, a wild read (SIGBUS) or silence about the cut.
 grow_and_shrink() { # grow_and_shrink LABEL BIG_FILE

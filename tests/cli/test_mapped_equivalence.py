@@ -13,7 +13,7 @@ Inputs: every plain pcap and pcapng in ../shared/pcaps (Ethernet, raw
 IP, SLL, SLL2, NFLOG, big-endian, nanosecond, multi-interface ones among
 them; one SKIP line where it is absent), every one of the project's own
 (tests/captures: crafted/ with the same link types and formats and mixed
-link types in one pcapng, the kernel recordings, the 100,000 records of
+link types in one pcapng, the kernel recordings, the 40,000 records of
 craft.py --big; samples/sample.pcap) and the crafted captures of
 craft_captures.py (records over the snapshot length, cut records and
 blocks, absurd lengths, big-endian files and sections, thousands of good

@@ -10,7 +10,8 @@
  * program keeps the cases that need the corpus in a group of their own,
  * run by meson as NAME-shared (tcap_main below); without the corpus each
  * of those cases is reported skipped, one TAP line each, and the program's
- * own group still runs over the project's captures.
+ * own group still runs over the project's captures.  Include it after
+ * cmocka.h: tcap_main takes cmocka's test arrays.
  *
  * Frames are copied out of libpcap so that a test can parse any of them in
  * any order.  Reading stops quietly at the first error libpcap reports
