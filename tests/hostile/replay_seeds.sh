@@ -37,4 +37,5 @@ else
 fi
 find "$pcaps" -maxdepth 1 \( -type f -o -type l \) \( -name '*.pcap' -o -name '*.pcapng' -o -name '*.cap' \) |
 	sort | xargs "$seedgen" "$out" 2>/dev/null || { echo "not ok 1 - seedgen_track wrote nothing"; echo "1..1"; exit 1; }
-exec "$replay" "$out"
+# not exec: the EXIT trap must still remove $tmp
+"$replay" "$out"
