@@ -223,20 +223,26 @@ static uint32_t crc32c(uint32_t crc, const uint8_t *p, uint32_t len)
 	return crc32c_sw(crc, p, len);
 }
 
-static bool sctp_csum_ok(const uint8_t *sh, uint32_t len)
+uint32_t ct_sctp_crc32c(const uint8_t *sh, uint32_t len)
 {
 	static const uint8_t zero[4];
-	uint32_t crc = 0xffffffffu, want;
+	uint32_t crc = 0xffffffffu;
 
-	if (len < 12)
-		return true;
 	crc = crc32c(crc, sh, 8);
 	crc = crc32c(crc, zero, 4);
 	crc = crc32c(crc, sh + 12, len - 12);
-	crc = ~crc;
+	return ~crc;
+}
+
+static bool sctp_csum_ok(const uint8_t *sh, uint32_t len)
+{
+	uint32_t want;
+
+	if (len < 12)
+		return true;
 	want = (uint32_t)sh[8] | (uint32_t)sh[9] << 8 |
 	       (uint32_t)sh[10] << 16 | (uint32_t)sh[11] << 24;
-	return crc == want;
+	return ct_sctp_crc32c(sh, len) == want;
 }
 
 /* Sum of the addresses: the start of every pseudo-header. */

@@ -188,6 +188,11 @@ bool ct_l4_tuple_ports(struct ct_tuple *t, const uint8_t *l4, uint32_t avail);
 /* Ones'-complement sum of @len bytes, not folded, in memory order. */
 uint64_t ct_csum_partial(const uint8_t *p, uint32_t len, uint64_t sum);
 
+/* SCTP's CRC32c over the @len >= 12 bytes of the packet at @sh with its
+ * checksum field taken as zero (sctp_compute_cksum): the value to store,
+ * little-endian, in bytes 8..11.  NAT recomputes it after a rewrite. */
+uint32_t ct_sctp_crc32c(const uint8_t *sh, uint32_t len);
+
 /* Fold a ct_csum_partial() sum to 16 bits. */
 static inline uint16_t ct_csum_fold(uint64_t s)
 {
