@@ -495,11 +495,22 @@ enum ct_nat_verdict ct_nat_translate(uint8_t *frame, uint32_t frame_len,
 
 	x.buf = frame + (l3 - base);
 	x.cap = frame_len - (uint32_t)(l3 - base);
-	x.len = pkt->l3_len;
 	x.why = CT_NAT_V_OK;
 	x.info = info;
 	v4 = pkt->tuple.l3 == CT_L3_IPV4;
-	if (x.cap < (v4 ? 20u : 40u) || x.len < (v4 ? 20u : 40u))
+	if (x.cap < (v4 ? 20u : 40u))
+		return CT_NAT_V_TRUNCATED;
+	/* the datagram's length as its header gives it (skb->len): not
+	 * pkt->l3_len, which leaves out the fragment header of an IPv6
+	 * atomic fragment (nf_defrag_ipv6 drops it; here it is still in the
+	 * buffer) and a jumbogram's 0 */
+	if (v4)
+		x.len = (uint32_t)x.buf[2] << 8 | x.buf[3];
+	else if (x.buf[4] | x.buf[5])
+		x.len = 40u + ((uint32_t)x.buf[4] << 8 | x.buf[5]);
+	else
+		x.len = pkt->l3_len;
+	if (x.len < (v4 ? 20u : 40u))
 		return CT_NAT_V_TRUNCATED;
 	if (forward && (v4 ? x.buf[8] : x.buf[7]) <= 1)
 		return CT_NAT_V_TTL_EXCEEDED;
