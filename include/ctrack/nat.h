@@ -396,7 +396,8 @@ enum ct_nat_xlate_flags {
 /* What a translation did, for counters and tests. */
 struct ct_nat_xlate_info {
 	uint8_t manips;          /* CT_NAT_S_SRC / CT_NAT_S_DST applied */
-	bool icmp_error;         /* the ICMP reply translation ran */
+	bool icmp_error;         /* an ICMP error: the reply translation
+				  * handled it (whether or not it changed it) */
 	bool csum_incremental;   /* an ICMP error's checksum was updated
 				  * incrementally, not recomputed, because
 				  * the capture does not hold the whole

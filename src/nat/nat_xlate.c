@@ -40,6 +40,7 @@ struct xl {
 	uint32_t cap;          /* bytes present from buf on */
 	uint32_t len;          /* datagram length from buf on (skb->len) */
 	enum ct_nat_verdict why;  /* the reason of a failed check */
+	bool dry;              /* checks only, no write (the first pass) */
 	struct ct_nat_xlate_info *info;
 };
 
@@ -116,6 +117,8 @@ static bool tcp_manip(struct xl *x, uint32_t iphoff, uint32_t hdroff,
 
 	if (!need(x, (uint64_t)hdroff + hdrsize, short_v))
 		return false;
+	if (x->dry)
+		return true;
 	h = x->buf + hdroff;
 	portp = h + (manip == CT_NAT_MANIP_SRC ? 0 : 2);
 	newport = new_port(t, manip);
@@ -138,6 +141,8 @@ static bool udp_manip(struct xl *x, uint32_t iphoff, uint32_t hdroff,
 
 	if (!need(x, (uint64_t)hdroff + 8, short_v))
 		return false;
+	if (x->dry)
+		return true;
 	h = x->buf + hdroff;
 	portp = h + (manip == CT_NAT_MANIP_SRC ? 0 : 2);
 	newport = new_port(t, manip);
@@ -163,6 +168,8 @@ static bool sctp_manip(struct xl *x, uint32_t hdroff, const struct ct_tuple *t,
 
 	if (!need(x, (uint64_t)hdroff + hdrsize, short_v))
 		return false;
+	if (x->dry)
+		return true;
 	h = x->buf + hdroff;
 	wr_raw16(h + (manip == CT_NAT_MANIP_SRC ? 0 : 2), new_port(t, manip));
 	if (hdrsize < 12)
@@ -204,6 +211,8 @@ static bool icmp_manip(struct xl *x, uint32_t hdroff, const struct ct_tuple *t,
 
 	if (!need(x, (uint64_t)hdroff + 8, short_v))
 		return false;
+	if (x->dry)
+		return true;
 	h = x->buf + hdroff;
 	if (!icmp_is_query(h[0]))
 		return true;
@@ -222,6 +231,8 @@ static bool icmpv6_manip(struct xl *x, uint32_t iphoff, uint32_t hdroff,
 
 	if (!need(x, (uint64_t)hdroff + 8, short_v))
 		return false;
+	if (x->dry)
+		return true;
 	h = x->buf + hdroff;
 	csum_update_addr(x, iphoff, h + 2, t, manip);
 	if (h[0] == 128 || h[0] == 129) {
@@ -248,7 +259,8 @@ static bool gre_manip(struct xl *x, uint32_t hdroff, const struct ct_tuple *t,
 	case 0:
 		return true;
 	case 1:
-		wr_raw16(h + 6, htons(t->dport));
+		if (!x->dry)
+			wr_raw16(h + 6, htons(t->dport));
 		return true;
 	default:
 		x->why = CT_NAT_V_GRE_VERSION;
@@ -293,6 +305,8 @@ static bool ip4_manip(struct xl *x, uint32_t iphoff, const struct ct_tuple *t,
 	ip = x->buf + iphoff;
 	if (!l4_manip(x, iphoff, iphoff + (uint32_t)(ip[0] & 0x0f) * 4, t, manip, short_v))
 		return false;
+	if (x->dry)
+		return true;
 	addr = ip + (manip == CT_NAT_MANIP_SRC ? 12 : 16);
 	nw = manip == CT_NAT_MANIP_SRC ? t->src.ip4 : t->dst.ip4;
 	ct_nat_csum_replace4(ip + 10, rd_raw32(addr), nw);
@@ -322,6 +336,8 @@ static bool ip6_manip(struct xl *x, uint32_t iphoff, const struct ct_tuple *t,
 	if (hdroff >= 0 && (frag_off & ~7u) == 0 &&
 	    !l4_manip(x, iphoff, iphoff + (uint32_t)hdroff, t, manip, short_v))
 		return false;
+	if (x->dry)
+		return true;
 	memcpy(ip + (manip == CT_NAT_MANIP_SRC ? 8 : 24),
 	       manip == CT_NAT_MANIP_SRC ? t->src.ip6 : t->dst.ip6, 16);
 	return true;
@@ -406,11 +422,13 @@ static bool icmp_reply_step(struct xl *x, const struct icmp_err *e,
 	uint16_t before = 0;
 	struct ct_tuple target;
 
-	if (!whole)
+	if (!whole && !x->dry)
 		before = icmp_region_sum(x, e);
 	if (!ip_manip(x, inner, other, inv, CT_NAT_V_ICMP_INNER_TRUNCATED))
 		return false;
-	if (whole) {
+	if (x->dry) {
+		/* nothing written, nothing to sum */
+	} else if (whole) {
 		wr_raw16(c, icmp_full_csum(x, e));
 	} else {
 		/* the change of the sum, added to the old checksum */
@@ -423,6 +441,7 @@ static bool icmp_reply_step(struct xl *x, const struct icmp_err *e,
 		if (x->info)
 			x->info->csum_incremental = true;
 	}
+
 	/* the outer header: like the reply to a packet of the other way */
 	invert_for_target(&target, other);
 	target.l4 = e->v6 ? CT_IPPROTO_ICMPV6 : CT_IPPROTO_ICMP;
@@ -478,9 +497,10 @@ enum ct_nat_verdict ct_nat_translate(uint8_t *frame, uint32_t frame_len,
 {
 	const struct ct_tuple *other = dir == CT_DIR_ORIGINAL ? &b->reply : &b->orig;
 	bool forward = (flags & CT_NAT_XLATE_FORWARD) != 0;
-	bool do_dst, do_src, v4;
+	bool do_dst, do_src, v4, error = false;
 	uintptr_t base = (uintptr_t)frame, l3 = (uintptr_t)pkt->l3;
 	struct ct_tuple target;
+	struct icmp_err e = { 0, false };
 	struct xl x;
 
 	if (info)
@@ -496,6 +516,7 @@ enum ct_nat_verdict ct_nat_translate(uint8_t *frame, uint32_t frame_len,
 	x.buf = frame + (l3 - base);
 	x.cap = frame_len - (uint32_t)(l3 - base);
 	x.why = CT_NAT_V_OK;
+	x.dry = false;
 	x.info = info;
 	v4 = pkt->tuple.l3 == CT_L3_IPV4;
 	if (x.cap < (v4 ? 20u : 40u))
@@ -523,7 +544,6 @@ enum ct_nat_verdict ct_nat_translate(uint8_t *frame, uint32_t frame_len,
 
 	if ((pkt->tuple.l4 == CT_IPPROTO_ICMP || pkt->tuple.l4 == CT_IPPROTO_ICMPV6) &&
 	    pkt->u.icmp.is_error) {
-		struct icmp_err e;
 		uint8_t type;
 
 		e.v6 = !v4;
@@ -539,24 +559,29 @@ enum ct_nat_verdict ct_nat_translate(uint8_t *frame, uint32_t frame_len,
 			    (b->status & CT_NAT_S_MASK))
 				return CT_NAT_V_ICMP_REDIRECT;
 		}
-		if (info)
-			info->icmp_error = true;
-		if (do_dst && !icmp_reply_step(&x, &e, other, CT_NAT_MANIP_DST))
-			return x.why;
-		if (forward)
-			ttl_dec(&x, v4);
-		if (do_src && !icmp_reply_step(&x, &e, other, CT_NAT_MANIP_SRC))
-			return x.why;
+		error = true;
 	} else {
 		invert_for_target(&target, other);
-		if (do_dst && !ip_manip(&x, 0, &target, CT_NAT_MANIP_DST, CT_NAT_V_TRUNCATED))
+	}
+	/* Two passes over the same steps: the first only checks (every check
+	 * depends on lengths and offsets, which no step changes), so that a
+	 * drop leaves the frame as it was; the second writes. */
+	for (int pass = 0; pass < 2; pass++) {
+		x.dry = pass == 0;
+		if (do_dst && !(error ? icmp_reply_step(&x, &e, other, CT_NAT_MANIP_DST)
+				      : ip_manip(&x, 0, &target, CT_NAT_MANIP_DST,
+						 CT_NAT_V_TRUNCATED)))
 			return x.why;
-		if (forward)
+		if (forward && !x.dry)
 			ttl_dec(&x, v4);
-		if (do_src && !ip_manip(&x, 0, &target, CT_NAT_MANIP_SRC, CT_NAT_V_TRUNCATED))
+		if (do_src && !(error ? icmp_reply_step(&x, &e, other, CT_NAT_MANIP_SRC)
+				      : ip_manip(&x, 0, &target, CT_NAT_MANIP_SRC,
+						 CT_NAT_V_TRUNCATED)))
 			return x.why;
 	}
-	if (info)
+	if (info) {
 		info->manips = (uint8_t)((do_dst ? CT_NAT_S_DST : 0) | (do_src ? CT_NAT_S_SRC : 0));
+		info->icmp_error = error;
+	}
 	return CT_NAT_V_OK;
 }
