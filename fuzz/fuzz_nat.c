@@ -99,7 +99,7 @@ static void fix_checksums(const struct ct_packet *pkt, uint8_t *l3, uint32_t cap
 		if (pkt->tuple.l3 == CT_L3_IPV4)
 			s += __builtin_bswap16((uint16_t)len) + __builtin_bswap16(pkt->tuple.l4);
 		else
-			s += __builtin_bswap32(len) + __builtin_bswap32(pkt->tuple.l4);
+			s += (uint64_t)__builtin_bswap32(len) + __builtin_bswap32(pkt->tuple.l4);
 	}
 	wr16(l4 + off, 0);
 	{

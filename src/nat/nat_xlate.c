@@ -392,7 +392,9 @@ static uint64_t icmp_sum(const struct xl *x, const struct icmp_err *e)
 		memcpy(w, x->buf + 8, 32);
 		for (int i = 0; i < 8; i++)
 			s += w[i];
-		s += htonl(n) + htonl(CT_IPPROTO_ICMPV6);
+		/* 64-bit adds: two 32-bit words summed first could carry out */
+		s += (uint64_t)htonl(n);
+		s += htonl(CT_IPPROTO_ICMPV6);
 	}
 	return ct_csum_partial(x->buf + e->hdrlen, n, s);
 }

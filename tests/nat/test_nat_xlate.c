@@ -678,7 +678,8 @@ static void expect_error(int v, uint8_t proto, uint8_t type, uint8_t code, uint3
 	const char *c = v == 4 ? C4 : C6, *s = v == 4 ? S4 : S6, *n = v == 4 ? N4 : N6;
 	const char *bk = v == 4 ? B4 : B6;
 	struct spec o = { .v = v, .proto = proto, .src = c, .dst = s, .sport = 40000,
-			  .dport = proto == 1 || proto == 58 ? 0 : 80, .payload = 100,
+			  .dport = proto == 1 || proto == 58 ? 0 : 80,
+			  .payload = qlen > 400 ? 1400 : 100,
 			  .icmp_type = v == 4 ? 8 : 128, .ttl = 63 };
 	struct ct_nat_binding b;
 	struct spec went, came;
@@ -738,6 +739,18 @@ static void test_icmp_errors_translate_the_quoted_packet_back(void **state)
 	expect_error(6, 17, 1, 4, 48, false);
 	expect_error(6, 58, 3, 0, 48 + 56, false);
 	expect_error(6, 17, 1, 4, 48 + 100, true);
+}
+
+/* ICMPv6 lengths whose pseudo-header words carry out of 32 bits when
+ * added together (the low byte of the length plus 58 >= 256): the
+ * checksum check and the recomputation must add them one by one (the
+ * kernel oracle found this: 1240-byte packet-too-big messages) */
+static void test_icmpv6_error_lengths_that_carry(void **state)
+{
+	(void)state;
+	for (uint32_t icmp_len = 198 + 8; icmp_len <= 255 + 8; icmp_len += 19)
+		expect_error(6, 17, 2, 0, icmp_len - 8, false);
+	expect_error(6, 17, 2, 0, 1240 - 8, false);
 }
 
 /* An SCTP quote: the kernel recomputes the inner CRC over the quoted
@@ -1051,6 +1064,7 @@ int main(void)
 		cmocka_unit_test(test_forward_decrements_ttl_and_refuses_ttl_1),
 		cmocka_unit_test(test_null_binding_leaves_the_packet_alone),
 		cmocka_unit_test(test_icmp_errors_translate_the_quoted_packet_back),
+		cmocka_unit_test(test_icmpv6_error_lengths_that_carry),
 		cmocka_unit_test(test_icmp_error_quoting_sctp_recomputes_its_crc_over_the_quote),
 		cmocka_unit_test(test_icmp_error_in_the_original_direction),
 		cmocka_unit_test(test_untranslatable_packets_get_a_reason_and_stay_untouched),
