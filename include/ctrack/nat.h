@@ -372,6 +372,10 @@ enum ct_nat_verdict {
 	CT_NAT_V_TRUNCATED,          /* a header to rewrite is cut short */
 	CT_NAT_V_ICMP_INNER_TRUNCATED, /* an ICMP error quotes too little of
 				      * the packet to translate it back */
+	CT_NAT_V_ICMP_INNER_BAD,     /* the quoted header is no IP header of
+				      * the family (version, IPv4 length < 20;
+				      * the kernel would rewrite ports over the
+				      * quoted IP header itself) */
 	CT_NAT_V_ICMP_BAD_CSUM,      /* an ICMP error whose checksum is wrong
 				      * (nf_ip_checksum in the reply
 				      * translation) */

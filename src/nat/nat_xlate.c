@@ -470,6 +470,7 @@ const char *ct_nat_verdict_name(enum ct_nat_verdict v)
 		[CT_NAT_V_FRAGMENT] = "fragment",
 		[CT_NAT_V_TRUNCATED] = "truncated",
 		[CT_NAT_V_ICMP_INNER_TRUNCATED] = "icmp_inner_truncated",
+		[CT_NAT_V_ICMP_INNER_BAD] = "icmp_inner_bad",
 		[CT_NAT_V_ICMP_BAD_CSUM] = "icmp_bad_csum",
 		[CT_NAT_V_ICMP_REDIRECT] = "icmp_redirect",
 		[CT_NAT_V_GRE_VERSION] = "gre_version",
@@ -555,6 +556,16 @@ enum ct_nat_verdict ct_nat_translate(uint8_t *frame, uint32_t frame_len,
 			return x.why;
 		if (!icmp_csum_ok(&x, &e))
 			return CT_NAT_V_ICMP_BAD_CSUM;
+		/* a quoted header whose own length puts its L4 header inside it
+		 * would be rewritten into another shape between the two steps
+		 * (the kernel does not check; conntrack's tuple code does not
+		 * either): refused */
+		{
+			const uint8_t *in = x.buf + e.hdrlen + 8;
+
+			if ((in[0] >> 4) != (v4 ? 4 : 6) || (v4 && (in[0] & 0x0f) < 5))
+				return CT_NAT_V_ICMP_INNER_BAD;
+		}
 		type = x.buf[e.hdrlen];
 		if ((v4 && type == 5) || (!v4 && type == 137)) {
 			if ((b->status & CT_NAT_S_DONE_MASK) != CT_NAT_S_DONE_MASK ||

@@ -853,6 +853,13 @@ static void test_untranslatable_packets_get_a_reason_and_stay_untouched(void **s
 	len = build_error(ip, 4, S4, N4, 3, 3, 0, q, ql);
 	ip[22] ^= 0x55;
 	expect_drop(ip, len, 4, &b, CT_DIR_REPLY, 0, 0, CT_NAT_V_ICMP_BAD_CSUM);
+	/* a quoted IPv4 header claiming 16 bytes: its "ports" would be its
+	 * own first bytes */
+	ql = quote_of(q, &went, 40);
+	q[0] = 0x44;
+	len = build_error(ip, 4, S4, N4, 3, 3, 0, q, ql);
+	expect_drop(ip, len, 4, &b, CT_DIR_REPLY, 0, 0, CT_NAT_V_ICMP_INNER_BAD);
+	ql = quote_of(q, &went, 40);
 	/* a redirect for a NATed connection */
 	len = build_error(ip, 4, S4, N4, 5, 1, 0, q, ql);
 	expect_drop(ip, len, 4, &b, CT_DIR_REPLY, 0, 0, CT_NAT_V_ICMP_REDIRECT);
