@@ -71,6 +71,7 @@ struct ct_nat_bysrc *ct_nat_bysrc_create(size_t hint)
 		return NULL;
 	while (n < hint && n < ((size_t)1 << 30))
 		n <<= 1;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	ix->rows = calloc(n, sizeof(*ix->rows));
 	if (!ix->rows || ct_hash_key_random(&ix->key) != 0) {
 		free(ix->rows);
@@ -104,11 +105,13 @@ void ct_nat_bysrc_destroy(struct ct_nat_bysrc *ix)
 static int grow(struct ct_nat_bysrc *ix)
 {
 	size_t n = ix->nrows * 2;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	struct bysrc_node **rows = calloc(n, sizeof(*rows));
 	struct bysrc_node **tails;
 
 	if (!rows)
 		return -ENOMEM;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	tails = calloc(n, sizeof(*tails));
 	if (!tails) {
 		free(rows);

@@ -111,6 +111,7 @@ struct ct_nat_portmap *ct_nat_portmap_create(size_t hint)
 		return NULL;
 	while (n < hint && n < ((size_t)1 << 30))
 		n <<= 1;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	pm->rows = calloc(n, sizeof(*pm->rows));
 	if (!pm->rows || ct_hash_key_random(&pm->hkey) != 0) {
 		free(pm->rows);
@@ -143,6 +144,7 @@ void ct_nat_portmap_destroy(struct ct_nat_portmap *pm)
 static void grow(struct ct_nat_portmap *pm)
 {
 	size_t n = pm->nrows * 2;
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	struct pm_node **rows = calloc(n, sizeof(*rows));
 
 	if (!rows)
@@ -398,6 +400,7 @@ size_t ct_nat_portmap_keys(const struct ct_nat_portmap *pm)
 
 size_t ct_nat_portmap_bytes(const struct ct_nat_portmap *pm)
 {
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	return sizeof(*pm) + pm->nrows * sizeof(pm->rows[0]) +
 	       pm->keys * sizeof(struct pm_node) + pm->bitmaps * sizeof(struct pm_bits);
 }

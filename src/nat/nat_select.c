@@ -327,10 +327,6 @@ bool ct_nat_port_class(const struct ct_tuple *t,
 	return true;
 }
 
-struct search_arg {
-	struct sel *s;
-};
-
 static bool portmap_free_ok(void *arg, const struct ct_tuple *cand)
 {
 	struct sel *s = arg;
