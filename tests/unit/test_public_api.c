@@ -105,10 +105,51 @@ static void test_readme_example_tracks_a_query_and_its_answer(void **state)
 	ct_table_destroy(t);
 }
 
+static bool nothing_taken(void *arg, const struct ct_nat_probe *p)
+{
+	(void)arg;
+	(void)p;
+	return false;
+}
+
+/* NAT through the public headers and the shared library: the query is
+ * source-NATed to 203.0.113.1, translated, and its checksums are those of
+ * a frame built with that source */
+static void test_nat_through_the_public_api(void **state)
+{
+	static const uint8_t a[4] = { 192, 0, 2, 1 }, b[4] = { 198, 51, 100, 8 };
+	static const uint8_t n4[4] = { 203, 0, 113, 1 };
+	struct ct_nat_range r;
+	struct ct_nat_binding bind;
+	struct ct_nat_env env;
+	struct ct_packet pkt;
+	uint8_t frame[64], want[64];
+	size_t n;
+
+	(void)state;
+	n = make_frame(frame, a, b, 40000, 53);
+	assert_int_equal(ct_parse_frame(&pkt, CT_LINK_ETHERNET, frame, (uint32_t)n,
+					(uint32_t)n, 1000), CT_PKT_TRACKABLE);
+	assert_true(ct_nat_binding_init(&bind, &pkt.tuple));
+	memset(&r, 0, sizeof(r));
+	r.flags = CT_NAT_RANGE_MAP_IPS;
+	memcpy(&r.min_addr.ip4, n4, 4);
+	r.max_addr = r.min_addr;
+	ct_nat_env_init(&env, nothing_taken, NULL);
+	assert_int_equal(ct_nat_setup(&env, &bind, &r, CT_NAT_MANIP_SRC, NULL), CT_NAT_BOUND);
+	assert_int_equal(ct_nat_null_binding(&env, &bind, CT_NAT_MANIP_DST, NULL), CT_NAT_BOUND);
+	assert_int_equal(ct_nat_translate(frame, (uint32_t)n, &pkt, &bind, CT_DIR_ORIGINAL, 0,
+					  NULL), CT_NAT_V_OK);
+	assert_int_equal(make_frame(want, n4, b, 40000, 53), n);
+	assert_memory_equal(frame, want, n);
+	assert_string_equal(ct_nat_verdict_name(CT_NAT_V_OK), "ok");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_readme_example_tracks_a_query_and_its_answer),
+		cmocka_unit_test(test_nat_through_the_public_api),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
