@@ -637,12 +637,14 @@ def write_bindings(path, bindings):
 # -- the run ----------------------------------------------------------------------
 
 class Egress:
-    """tcpdump -Q out on one router port."""
+    """tcpdump -Q out on one router port, in immediate mode: without it libpcap
+    hands frames over a ring block at a time, and the block being filled when
+    tcpdump is stopped - the scenario's last frames, the marker - is lost."""
 
     def __init__(self, topo, port, path):
         self.path = path
         self.p = topo.start("router", ["tcpdump", "-i", port, "-Q", "out", "-w", path, "-U",
-                                       "-s", "0", "-n", "-Z", "root",
+                                       "-s", "0", "-n", "-Z", "root", "--immediate-mode",
                                        "--time-stamp-precision", "nano"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         import select
