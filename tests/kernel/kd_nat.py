@@ -27,17 +27,20 @@ Checked, each a TAP line:
     (ct_nat_translate, CT_NAT_XLATE_FORWARD) equals, byte for byte from the
     IP header on (TTL and checksums included; MACs aside), the frame the
     router sent, and every frame the router forwarded is so produced;
-  - ctrack: where the kernel's choice is deterministic - the address of a
-    range (find_best_ips_proto's jhash2, persistent or not), the first port
-    of a destination-NAT port range, the original port kept when free, an
-    existing mapping of the same source reused - ctrack's tuple choice gives
-    the kernel's tuple.  Where the kernel draws a random number (a clash's
+  - ctrack: the address of a range (find_best_ips_proto's jhash2,
+    persistent or not) is the kernel's for every connection (nat_probe);
+  - ctrack: the scenario's rules in ctrack's syntax (nat_rule.c) and its
+    tuple choice (ct_nat_setup), connection by connection against the table
+    the kernel had then (nat_choice_replay), give the kernel's reply tuple
+    wherever no random number is drawn - the original tuple kept, a port
+    kept, a mapping of the same source reused, the first port of a DNAT port
+    range, an address of a range.  Where the kernel draws a random number (a clash's
     new port, `random`, `fully-random`) only properties are checked: in the
     range, unique among the live connections, and consistent with the
     replies the capture holds (the egress checks above).
 
   kd_nat.py --ctcap CTCAP --nat-xlate NAT_XLATE_REPLAY --nat-probe NAT_PROBE
-            [--scenario NAME]... [--out DIR] [--list]
+            --nat-replay NAT_CHOICE_REPLAY [--scenario NAME]... [--out DIR] [--list]
 Exit status 77 (SKIP) when the kernel side cannot run here (not root, no
 network namespaces, nft, conntrack or tcpdump); 1 when a check failed.
 """
@@ -75,10 +78,15 @@ VIP4, VIP6 = "10.71.8.1", "fd71:8::1"
 SCENARIOS = []
 
 
-def scenario(name, desc, rules, middle=None, hop_mtu=None, v=(4,)):
+def scenario(name, desc, rules, ct_rules, middle=None, hop_mtu=None, v=(4,), draws=0):
+    """rules: the router's nft nat rules (prerouting, postrouting); ct_rules:
+    the same in ctrack's rule syntax (nat_rule.h), for nat_choice_replay;
+    draws: how many connections may need a random number (None: any) - a
+    choice the kernel makes without one must not draw one in ctrack."""
     def wrap(fn):
-        SCENARIOS.append({"name": name, "desc": desc, "rules": rules, "middle": middle,
-                          "hop_mtu": hop_mtu, "run": fn, "expect": None, "families": v})
+        SCENARIOS.append({"name": name, "desc": desc, "rules": rules, "ct_rules": ct_rules,
+                          "middle": middle, "hop_mtu": hop_mtu, "run": fn, "expect": None,
+                          "families": v, "draws": draws})
         return fn
     return wrap
 
@@ -231,7 +239,8 @@ def udp_echo(ctx, v, port):
 
 @scenario("snat4", "source NAT to one address: TCP exchanges (one closed with RST, one "
           "refused), UDP request/response, ICMP echo",
-          ([], ['ip saddr 10.71.1.0/24 oifname "r1" snat ip to 10.71.9.1']))
+          ([], ['ip saddr 10.71.1.0/24 oifname "r1" snat ip to 10.71.9.1']),
+          ["saddr 10.71.1.0/24 snat to 10.71.9.1"])
 def snat4(ctx):
     ctx.tcp_sink_source(4, 8080, send_bytes=30000)
     udp_echo(ctx, 4, 5353)
@@ -263,7 +272,8 @@ def _(res):
 @scenario("snat4_range_persistent", "source NAT to 10.71.9.10-10.71.9.20 persistent: UDP from "
           "eight client addresses to two server addresses (the address from jhash2 of the "
           "source only)",
-          ([], ['ip saddr 10.71.1.0/24 oifname "r1" snat ip to 10.71.9.10-10.71.9.20 persistent']))
+          ([], ['ip saddr 10.71.1.0/24 oifname "r1" snat ip to 10.71.9.10-10.71.9.20 persistent']),
+          ["saddr 10.71.1.0/24 snat to 10.71.9.10-10.71.9.20 persistent"])
 def snat4_range_persistent(ctx):
     udp_echo(ctx, 4, 5353)
     for dst in (srv(ctx, 4), "10.71.2.3"):
@@ -293,7 +303,8 @@ def _(res):
 @scenario("snat4_range", "source NAT to 10.71.9.10-10.71.9.20: UDP from eight client "
           "addresses to two servers (the address from jhash2 of source and destination), and "
           "one socket to both (its second connection reuses the first's mapping)",
-          ([], ['ip saddr 10.71.1.0/24 oifname "r1" snat ip to 10.71.9.10-10.71.9.20']))
+          ([], ['ip saddr 10.71.1.0/24 oifname "r1" snat ip to 10.71.9.10-10.71.9.20']),
+          ["saddr 10.71.1.0/24 snat to 10.71.9.10-10.71.9.20"])
 def snat4_range(ctx):
     udp_echo(ctx, 4, 5353)
     for dst in (srv(ctx, 4), "10.71.2.3"):
@@ -317,7 +328,8 @@ def _(res):
 
 
 @scenario("masquerade4", "masquerade behind the router's server-side address: TCP, UDP, echo",
-          ([], ['oifname "r1" masquerade']))
+          ([], ['oifname "r1" masquerade']),
+          ["masquerade to 10.71.2.1"])
 def masquerade4(ctx):
     ctx.tcp_sink_source(4, 8080, send_bytes=5000)
     udp_echo(ctx, 4, 5353)
@@ -336,7 +348,9 @@ def _(res):
 @scenario("dnat4", "destination NAT of a virtual address to one backend with a port change "
           "(TCP 80 -> 8080, UDP 53 -> 5353)",
           (['ip daddr 10.71.8.1 tcp dport 80 dnat ip to 10.71.2.2:8080',
-            'ip daddr 10.71.8.1 udp dport 53 dnat ip to 10.71.2.2:5353'], []))
+            'ip daddr 10.71.8.1 udp dport 53 dnat ip to 10.71.2.2:5353'], []),
+          ["daddr 10.71.8.1 tcp dport 80 dnat to 10.71.2.2:8080",
+           "daddr 10.71.8.1 udp dport 53 dnat to 10.71.2.2:5353"])
 def dnat4(ctx):
     ctx.tcp_sink_source(4, 8080, send_bytes=20000)
     udp_echo(ctx, 4, 5353)
@@ -362,7 +376,8 @@ def _(res):
 @scenario("dnat4_range", "destination NAT to two backends 10.71.2.2-10.71.2.3 and ports "
           "6000-6002: UDP flows from eight clients (address from jhash2, first port of the "
           "range)",
-          (['ip daddr 10.71.8.1 udp dport 5000 dnat ip to 10.71.2.2-10.71.2.3:6000-6002'], []))
+          (['ip daddr 10.71.8.1 udp dport 5000 dnat ip to 10.71.2.2-10.71.2.3:6000-6002'], []),
+          ["daddr 10.71.8.1 udp dport 5000 dnat to 10.71.2.2-10.71.2.3:6000-6002"])
 def dnat4_range(ctx):
     for port in (6000, 6001, 6002):
         udp_echo(ctx, 4, port)
@@ -386,7 +401,10 @@ def _(res):
 @scenario("snat_dnat4", "destination and source NAT on one TCP connection, and UDP",
           (['ip daddr 10.71.8.1 tcp dport 80 dnat ip to 10.71.2.2:8080',
             'ip daddr 10.71.8.1 udp dport 53 dnat ip to 10.71.2.2:5353'],
-           ['ip daddr 10.71.2.2 oifname "r1" snat ip to 10.71.9.1']))
+           ['ip daddr 10.71.2.2 oifname "r1" snat ip to 10.71.9.1']),
+          ["daddr 10.71.8.1 tcp dport 80 dnat to 10.71.2.2:8080",
+           "daddr 10.71.8.1 udp dport 53 dnat to 10.71.2.2:5353",
+           "daddr 10.71.2.2 snat to 10.71.9.1"])
 def snat_dnat4(ctx):
     ctx.tcp_sink_source(4, 8080, send_bytes=10000)
     udp_echo(ctx, 4, 5353)
@@ -403,7 +421,9 @@ def _(res):
 
 @scenario("random4", "source NAT with `random` (UDP) and `fully-random` (TCP) into port ranges",
           ([], ['udp dport 5353 oifname "r1" snat ip to 10.71.9.1:20000-20099 random',
-                'tcp dport 8080 oifname "r1" snat ip to 10.71.9.2:30000-30099 fully-random']))
+                'tcp dport 8080 oifname "r1" snat ip to 10.71.9.2:30000-30099 fully-random']),
+          ["udp dport 5353 snat to 10.71.9.1:20000-20099 random",
+           "tcp dport 8080 snat to 10.71.9.2:30000-30099 fully-random"], draws=None)
 def random4(ctx):
     udp_echo(ctx, 4, 5353)
     ctx.tcp_sink_source(4, 8080, send_bytes=2000)
@@ -431,7 +451,8 @@ def _(res):
 
 @scenario("clash4", "a port clash: two clients with source port 40000 to one server through "
           "one address (the second gets a new port)",
-          ([], ['ip saddr 10.71.1.0/24 oifname "r1" snat ip to 10.71.9.1']))
+          ([], ['ip saddr 10.71.1.0/24 oifname "r1" snat ip to 10.71.9.1']),
+          ["saddr 10.71.1.0/24 snat to 10.71.9.1"], draws=2)
 def clash4(ctx):
     udp_echo(ctx, 4, 5353)
     ctx.tcp_sink_source(4, 8080, send_bytes=1000)
@@ -469,7 +490,10 @@ def _(res):
           "NAT of a virtual address with a port change, masquerade of UDP to the second server",
           (['ip6 daddr fd71:8::1 tcp dport 80 dnat ip6 to [fd71:2::2]:8080'],
            ['ip6 daddr fd71:2::3 oifname "r1" masquerade',
-            'ip6 saddr fd71:1::/64 oifname "r1" snat ip6 to fd71:9::1']), v=(6,))
+            'ip6 saddr fd71:1::/64 oifname "r1" snat ip6 to fd71:9::1']),
+          ["ip6 daddr fd71:8::1 tcp dport 80 dnat to [fd71:2::2]:8080",
+           "ip6 daddr fd71:2::3 masquerade to fd71:2::1",
+           "ip6 saddr fd71:1::/64 snat to fd71:9::1"], v=(6,))
 def nat6(ctx):
     ctx.tcp_sink_source(6, 8080, send_bytes=20000)
     udp_echo(ctx, 6, 5353)
@@ -504,7 +528,9 @@ def _(res):
           ([], ['udp dport 5353 ip6 saddr fd71:1::/64 oifname "r1" snat ip6 to '
                 'fd71:9::10-fd71:9::20 persistent',
                 'tcp dport 8080 ip6 saddr fd71:1::/64 oifname "r1" snat ip6 to '
-                'fd71:9::10-fd71:9::20']), v=(6,))
+                'fd71:9::10-fd71:9::20']),
+          ["udp dport 5353 ip6 saddr fd71:1::/64 snat to fd71:9::10-fd71:9::20 persistent",
+           "tcp dport 8080 ip6 saddr fd71:1::/64 snat to fd71:9::10-fd71:9::20"], v=(6,))
 def nat6_range(ctx):
     udp_echo(ctx, 6, 5353)
     ctx.tcp_sink_source(6, 8080, send_bytes=100)
@@ -526,6 +552,7 @@ def _(res):
           "a 1280-byte link), IPv4 and IPv6",
           ([], ['ip saddr 10.71.1.0/24 oifname "r1" snat ip to 10.71.9.1',
                 'ip6 saddr fd71:1::/64 oifname "r1" snat ip6 to fd71:9::1']),
+          ["ip saddr 10.71.1.0/24 snat to 10.71.9.1", "ip6 saddr fd71:1::/64 snat to fd71:9::1"],
           middle="hop", hop_mtu=1280, v=(4, 6))
 def icmp_errors(ctx):
     for v in (4, 6):
@@ -877,6 +904,39 @@ def compare_translation(res, xlate):
     return problems, notes, matched
 
 
+def check_replay(res, replay, sc):
+    """ctrack's rules and tuple choice, connection by connection against the
+    table the kernel had: the kernel's reply tuple wherever the choice is
+    deterministic; where ctrack drew a random number (the kernel did too),
+    properties only - in range, unique, consistent (the self-check and the
+    egress checks)."""
+    rpath = os.path.join(res.dir, "ctrack-rules.nat")
+    epath = os.path.join(res.dir, "events-replay.txt")
+    with open(rpath, "w") as f:
+        f.write("".join(r + "\n" for r in sc["ct_rules"]))
+    with open(epath, "w") as f:
+        for r in res.events:
+            if r["event"] not in ("NEW", "DESTROY"):
+                continue
+            o, rp = dict(r["orig"]), dict(r["reply"])
+            osp, odp = _ports(r["orig"], r["protonum"])
+            rsp, rdp = _ports(r["reply"], r["protonum"])
+            f.write("%s %d %d %s %s %d %d %s %s %d %d\n" % (
+                r["event"], r["l3num"], r["protonum"], o["src"], o["dst"], osp, odp,
+                rp["src"], rp["dst"], rsp, rdp))
+    p = subprocess.run([replay, rpath, epath], capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        return ["nat_choice_replay failed: %s" % p.stderr.strip()], []
+    lines = p.stdout.splitlines()
+    bad = ["kernel %s, ctrack %s" % (l.split()[1], l.split()[2])
+           for l in lines if l.startswith("differ")]
+    rnd = [l for l in lines if l.startswith("random")]
+    if sc["draws"] is not None and len(rnd) != sc["draws"]:
+        bad.append("%d connections drew a random number, the scenario makes %d: %s"
+                   % (len(rnd), sc["draws"], rnd[:3]))
+    return bad, lines[-1:]
+
+
 def check_choices(res, probe, sc):
     """ctrack's deterministic choices against the kernel's: range addresses
     (jhash2), first ports, kept ports, reused mappings."""
@@ -996,6 +1056,7 @@ def main(argv):
     ap.add_argument("--ctcap")
     ap.add_argument("--nat-xlate", help="nat_xlate_replay")
     ap.add_argument("--nat-probe", help="tests/nat/nat_probe")
+    ap.add_argument("--nat-replay", help="nat_choice_replay")
     ap.add_argument("--scenario", action="append")
     ap.add_argument("--out")
     ap.add_argument("--list", action="store_true")
@@ -1011,7 +1072,7 @@ def main(argv):
     items = [s for s in SCENARIOS if not args.scenario or s["name"] in args.scenario]
     out = args.out or tempfile.mkdtemp(prefix="ctrack-kdnat-")
     print("TAP version 13")
-    print("1..%d" % (len(items) * 5))
+    print("1..%d" % (len(items) * 6))
     print("# recordings in %s" % out)
     tap = Tap()
     t_start = time.time()
@@ -1047,8 +1108,11 @@ def main(argv):
                        "with the kernel's bindings is what the router sent" % name,
                        probs[:10] + notes)
             probs, notes = check_choices(res, args.nat_probe, sc)
-            tap.result(not probs, "%s: ctrack's deterministic tuple choices are the kernel's"
+            tap.result(not probs, "%s: ctrack's address choice for a range is the kernel's"
                        % name, probs[:10] + notes)
+            probs, notes = check_replay(res, args.nat_replay, sc)
+            tap.result(not probs, "%s: ctrack's rules and tuple choice give the kernel's reply "
+                       "tuples wherever no random number is drawn" % name, probs[:10] + notes)
             print("# %s took %.1f s" % (name, time.time() - t0))
     except KeyboardInterrupt:
         kd_netns.remove_stale()
