@@ -48,7 +48,7 @@
 
 #include "bench_util.h"
 #include "ovs/frames.h"
-#include "table_impl.h"
+#include "table/table_impl.h"
 
 #define PROBE_NOW 1000000000000ull
 

@@ -44,8 +44,8 @@
 #include <string.h>
 
 #include "ctrack/ctrack.h"
-#include "proto.h"
-#include "table_impl.h"
+#include "proto/proto.h"
+#include "table/table_impl.h"
 #include "track_bytecode.h"
 
 #define SEC 1000000000ull

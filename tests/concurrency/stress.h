@@ -52,7 +52,7 @@
 #include <time.h>
 
 #include "ctrack/ctrack.h"
-#include "table_impl.h"
+#include "table/table_impl.h"
 #include "tsan_rcu.h"
 
 #define STRESS_SEC 1000000000ull

@@ -14,8 +14,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "rcu.h"
-#include "table_impl.h"
+#include "base/rcu.h"
+#include "table/table_impl.h"
 #include "tsan_rcu.h"
 
 #if CT_TEST_TSAN

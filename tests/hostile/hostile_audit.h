@@ -20,7 +20,7 @@
 #ifndef CT_HOSTILE_AUDIT_H
 #define CT_HOSTILE_AUDIT_H
 
-#include "table_impl.h"
+#include "table/table_impl.h"
 
 struct h_audit {
 	uint64_t carved, free_objs, cached, live;

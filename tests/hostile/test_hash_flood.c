@@ -24,8 +24,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "hash.h"
-#include "htab.h"
+#include "base/hash.h"
+#include "table/htab.h"
 #include "hostile_util.h"
 #include "hostile_audit.h"
 

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conn.h"
-#include "conn_key.h"
-#include "proto.h"
+#include "base/conn.h"
+#include "table/conn_key.h"
+#include "proto/proto.h"
 #include "ctrack/settings.h"
 #include "ctrack/table.h"
 

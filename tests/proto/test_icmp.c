@@ -19,7 +19,7 @@
 
 #include <netinet/in.h>
 
-#include "proto_icmp.h"
+#include "proto/icmp.h"
 #include "proto_test_util.h"
 
 #define A 0x0a000001u   /* client */

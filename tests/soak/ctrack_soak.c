@@ -36,7 +36,7 @@
 
 #include "../hostile/hostile_util.h"
 #include "../hostile/hostile_audit.h"
-#include "proto.h"
+#include "proto/proto.h"
 
 #define BURST 32
 #define POOL 4096          /* conversations a packet thread keeps going */

@@ -27,9 +27,9 @@
 #include <string.h>
 
 #include "ctrack/ctrack.h"
-#include "conn_key.h"
-#include "proto_tcp.h"
-#include "table_impl.h"
+#include "table/conn_key.h"
+#include "proto/tcp.h"
+#include "table/table_impl.h"
 
 #define SEC 1000000000ull
 #define FILL 0xa5

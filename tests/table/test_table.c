@@ -25,10 +25,10 @@
 #include <string.h>
 
 #include "ctrack/ctrack.h"
-#include "hash.h"
-#include "htab.h"
-#include "proto_tcp.h"
-#include "table_impl.h"
+#include "base/hash.h"
+#include "table/htab.h"
+#include "proto/tcp.h"
+#include "table/table_impl.h"
 
 #define SEC 1000000000ull
 
