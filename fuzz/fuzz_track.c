@@ -45,7 +45,13 @@
 
 #include "ctrack/ctrack.h"
 #include "proto/proto.h"
-#include "table/table_impl.h"
+#include "base/state.h"
+#include "table/conn_key.h"
+#include "table/htab.h"
+#include "table/member.h"
+#include "table/reclaim.h"
+#include "table/resize.h"
+#include "table/wheel.h"
 #include "track_bytecode.h"
 
 #define SEC 1000000000ull
@@ -1421,7 +1427,12 @@ static struct ct_table *table_for(const struct ct_table_config *cfg, unsigned id
 	cached->cfg.max_chain = cfg->max_chain ? cfg->max_chain : 64;
 	cached->cfg.resize_load_pct = cfg->resize_load_pct ? cfg->resize_load_pct : 75;
 	cached->cfg.labels = cfg->labels;
-	ct_gc_init(cached);
+	{
+		struct ct_gc_policy pol;
+
+		ct_gc_policy_default(&pol);
+		ct_gc_set_policy(cached, &pol);
+	}
 	/* one pass recomputes the rows' due bounds, then start from row 0 */
 	CHECK(ct_gc_step(thr, now, 0, NULL) == 0, "reset: gc");
 	cached->gc_cursor = 0;

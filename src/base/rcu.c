@@ -26,3 +26,19 @@ void ct_rcu_callback_thread_start(enum ct_rcu_flavor f)
 	else
 		(void)urcu_memb_get_default_call_rcu_data();
 }
+
+/* Threads registered with each flavour, so attaching to two tables of the
+ * same flavour registers once (liburcu asserts on double registration). */
+static _Thread_local unsigned rcu_regs[2];
+
+void ct_rcu_reg(enum ct_rcu_flavor f)
+{
+	if (rcu_regs[f]++ == 0)
+		ct_rcu_flavor(f)->register_thread();
+}
+
+void ct_rcu_unreg(enum ct_rcu_flavor f)
+{
+	if (--rcu_regs[f] == 0)
+		ct_rcu_flavor(f)->unregister_thread();
+}

@@ -16,7 +16,14 @@
 
 #include "ctrack/table.h"
 
+/* The flavour @f's operations (any thread; a constant). */
 const struct rcu_flavor_struct *ct_rcu_flavor(enum ct_rcu_flavor f);
+
+/* Register / unregister the calling thread with flavour @f, counted per
+ * thread so that nesting (a thread attached to two tables of one flavour)
+ * registers once: liburcu asserts on a double registration. */
+void ct_rcu_reg(enum ct_rcu_flavor f);
+void ct_rcu_unreg(enum ct_rcu_flavor f);
 
 /* Start flavour @f's call_rcu callback thread (liburcu's default one)
  * if it is not running yet, from the calling thread, whose name it takes:

@@ -8,6 +8,9 @@
  * read-only counters) so that a `sysctl -a` dump of a real host can be fed
  * back unchanged.  Values are parsed strictly: decimal, no trailing junk,
  * within range, or the caller gets an error naming what is wrong.
+ *
+ * The collector's policy has its defaults here too (ct_gc_policy_default):
+ * a table takes them at creation, before any stage runs.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ctrack/gc.h"
 #include "ctrack/settings.h"
 
 enum knob_kind { K_BOOL, K_U8, K_U32, K_TIMEOUT };
@@ -270,4 +274,14 @@ int ct_settings_get(const struct ct_settings *s, const char *name, char *buf,
 const char *ct_settings_name(unsigned i)
 {
 	return i < sizeof(knobs) / sizeof(knobs[0]) ? knobs[i].name : NULL;
+}
+
+void ct_gc_policy_default(struct ct_gc_policy *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->lock = CT_GC_LOCK_WHEEL;
+	p->yield = CT_GC_YIELD_THROTTLED;
+	p->yield_ns = 1000000;
+	p->min_interval_ns = 10000000;
+	p->max_interval_ns = 1000000000;
 }

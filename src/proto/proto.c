@@ -52,3 +52,16 @@ const char *ct_l4_state_name(uint8_t l4, uint8_t state)
 	const struct ct_proto *p = ct_proto_find(l4);
 	return p->state_name ? p->state_name(state) : NULL;
 }
+
+bool ct_proto_can_early_drop(const struct ct_conn *c)
+{
+	const struct ct_proto *p;
+	uint32_t st = ct_conn_status(c);
+
+	if (st & CT_ST_DYING)
+		return false;
+	if (!(st & CT_ST_ASSURED))
+		return true;
+	p = ct_proto_by_index(c->proto);
+	return p->can_early_drop && p->can_early_drop(c);
+}

@@ -118,6 +118,11 @@ static inline const struct ct_proto *ct_proto_by_index(uint8_t idx)
 }
 uint8_t ct_proto_index(const struct ct_proto *p);
 
+/* May @c be evicted early (table full)?  Not if it is DYING; yes if it
+ * never became ASSURED; else as its tracker's can_early_drop says.  Read
+ * under @c's lock (its state is). */
+bool ct_proto_can_early_drop(const struct ct_conn *c);
+
 /* Seconds -> nanoseconds, for timeouts. */
 static inline uint64_t ct_secs(uint32_t s)
 {

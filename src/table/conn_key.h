@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * conn_key.h - an entry's key: stored, expanded, compared (private).
+ * conn_key.h - an entry's parts past its core: the key's tail, the
+ * extensions, the object's size; and its key stored, expanded, compared
+ * (private).
  *
  * An entry keeps its original tuple in compact form (conn.h): the tuple's
  * last 8 bytes (ports, zone, l3, l4) and 8 address bytes in its core, and
@@ -49,6 +51,45 @@ static inline size_t ct_conn_ext_off(const struct ct_conn *c, unsigned ext)
 static inline const uint8_t *ct_conn_v6_tail(const struct ct_conn *c)
 {
 	return (const uint8_t *)c + ct_conn_ext_off(c, CT_EXT_END);
+}
+
+/* An entry's object size: core, private area, extensions, the rest of a
+ * family-@l3 key, rounded to 8 (inline: every creation asks). */
+static inline size_t ct_conn_obj_size(uint8_t l3, uint8_t priv_size, unsigned ext)
+{
+	size_t sz = sizeof(struct ct_conn) + priv_size + ct_conn_key_extra(l3) +
+		    ct_ext_size(ext);
+
+	return (sz + 7) & ~(size_t)7;
+}
+
+/* The slab size class of an object of @size bytes (ct_conn_obj_size;
+ * CT_N_CLASSES, base/state.h). */
+static inline unsigned ct_conn_class(size_t size)
+{
+	return (unsigned)((size - sizeof(struct ct_conn)) / 8);
+}
+
+/* An entry's extensions, or NULL when it has none of that kind. */
+static inline struct ct_ext_acct *ct_conn_acct(struct ct_conn *c)
+{
+	return (c->ext & CT_EXT_ACCT)
+		? (struct ct_ext_acct *)((char *)c + ct_conn_ext_off(c, CT_EXT_ACCT))
+		: NULL;
+}
+
+static inline struct ct_ext_tstamp *ct_conn_tstamp(struct ct_conn *c)
+{
+	return (c->ext & CT_EXT_TSTAMP)
+		? (struct ct_ext_tstamp *)((char *)c + ct_conn_ext_off(c, CT_EXT_TSTAMP))
+		: NULL;
+}
+
+static inline struct ct_ext_labels *ct_conn_labels(struct ct_conn *c)
+{
+	return (c->ext & CT_EXT_LABELS)
+		? (struct ct_ext_labels *)((char *)c + ct_conn_ext_off(c, CT_EXT_LABELS))
+		: NULL;
 }
 
 /* The tuple's 8 bytes after its addresses, as one word. */

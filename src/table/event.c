@@ -6,7 +6,7 @@
  * predictable branch when nobody listens.  The handler runs on the thread
  * that caused the event, outside every library lock (see events.h).
  */
-#include "table/table_impl.h"
+#include "table/event.h"
 
 void ct_table_set_event_handler(struct ct_table *t, ct_event_fn fn, void *arg)
 {

@@ -121,7 +121,7 @@ struct ct_htab *ct_htab_new(uint64_t n_rows)
 	atomic_init(&h->ovf->refs, 1);
 	do
 		h->gen = atomic_fetch_add_explicit(&htab_gens, 1, memory_order_relaxed) + 1;
-	while (!h->gen || h->gen == UINT32_MAX);   /* wheel.h: CT_WRING_GROUP */
+	while (!h->gen || h->gen == UINT32_MAX);   /* base/ring.h: CT_RING_GROUP */
 	h->n_rows = n_rows;
 	h->n_groups = (n_rows + CT_GROUP_ROWS - 1) / CT_GROUP_ROWS;
 	h->rows = map_zeroed(n_rows * sizeof(struct ct_row));

@@ -166,6 +166,17 @@ static inline uint64_t ct_row_index(uint64_t hash, uint64_t n_rows)
 	return ((hash & 0xffffffffull) * n_rows) >> 32;
 }
 
+/* Rows of a generation asked for @v: at least 64 and a multiple of 64
+ * (whole collector groups), at most CT_ROWS_MAX. */
+static inline uint64_t ct_htab_rows_round(uint64_t v)
+{
+	if (v < CT_GROUP_ROWS)
+		return CT_GROUP_ROWS;
+	if (v > CT_ROWS_MAX)
+		return CT_ROWS_MAX;
+	return (v + CT_GROUP_ROWS - 1) / CT_GROUP_ROWS * CT_GROUP_ROWS;
+}
+
 static inline struct ct_row *ct_htab_row(const struct ct_htab *h, uint64_t hash)
 {
 	return &h->rows[ct_row_index(hash, h->n_rows)];
@@ -626,7 +637,7 @@ void ct_ovf_retire_flush(struct ct_ovf_retire **batch,
  * (returned in *@clash), then store @c.  Lowers the row's and its sub's
  * due time to c->expires, in that order (the caller lowers the group's
  * after unlocking, and tells the wheel, wheel.h, when it is on).  Inline:
- * the creation path (track.c) is its one caller.  With
+ * ct_table_insert (member.h) is its one caller.  With
  * @pos_out (the wheel is on) the new slot's bound is written and marked,
  * and *@pos_out is its position in the chain, or -1 past CT_WH_MAX_POS
  * (wheel.h): a slot handle names it, or a row handle must. */

@@ -165,7 +165,7 @@ void ct_wheel_unpop(struct ct_wheel *w, struct ct_wheel_blk *l)
  * epoch (which is before base), so its unit counted from the epoch is
  * the handle's time as ct_wheel_t gives it when it fits in 32 bits.
  */
-void ct_wheel_ring_drain(struct ct_wheel *w, struct ct_wheel_ring *r)
+void ct_wheel_ring_drain(struct ct_wheel *w, struct ct_ring *r)
 {
 	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
 	uint32_t t = atomic_load_explicit(&r->tail, memory_order_acquire);
@@ -173,14 +173,14 @@ void ct_wheel_ring_drain(struct ct_wheel *w, struct ct_wheel_ring *r)
 	uint32_t gen = w->gen;
 
 	for (; h != t; h++) {
-		const struct ct_wring_ent *x = &r->buf[h % CT_WHEEL_RING];
+		const struct ct_ring_ent *x = &r->buf[h % CT_RING_SIZE];
 		uint64_t due = x->due, d, u;
 		uint32_t ref = x->key;
 
 		if (!x->gen)
 			ref = (uint32_t)ct_row_index(ref, w->n_rows) |
 			      CT_WH_ROW << CT_WH_POS_SHIFT;
-		else if (x->gen == CT_WRING_GROUP)
+		else if (x->gen == CT_RING_GROUP)
 			ref = ((uint32_t)ct_row_index(ref, w->n_rows) & ~(uint32_t)(CT_GROUP_ROWS - 1)) |
 			      CT_WH_GROUP << CT_WH_POS_SHIFT;
 		else if (x->gen != gen)

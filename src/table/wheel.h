@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * wheel.h - the collector's timer wheel of due entries (private).
+ * wheel.h - the timer wheel of due entries, an index of the table by
+ * expiry that writers feed and the collector (expire/) reads (private).
  *
  * The scanning collector (gc.c) finds due rows by reading bounds: one
  * word per 64 idle rows, a line of sub bounds per due group, the eight
@@ -76,14 +77,15 @@
  *
  * Who touches what.  The wheel (struct ct_wheel) belongs to whoever holds
  * the table's gc_lock.  Packet threads queue into their own ring (struct
- * ct_wheel_ring, one producer, one consumer, no atomic read-modify-write;
- * 16-byte entries that carry the generation, 1 MB a thread, its pages
- * touched as they are used), which the collector
+ * ct_ring, base/ring.h: one producer, one consumer, no atomic
+ * read-modify-write; 16-byte entries that carry the generation, 1 MB a
+ * thread, its pages touched as they are used; table/due.h queues), which
+ * the collector
  * empties into the wheel at the start of every step and at each of its
  * throttled yields (a long slice, such as the seeding walk of a 10M-row
  * table, ~300 ms, would otherwise let them overflow).  A thread whose
  * ring is full empties it into the wheel itself if gc_lock is free (a
- * trylock; CT_WHEEL_RING short pushes, once per CT_WHEEL_RING inserts
+ * trylock; CT_RING_SIZE short pushes, once per CT_RING_SIZE inserts
  * while the collector lags) - and tries from half full on, so that another
  * thread emptying its own ring at that moment, or the collector between
  * two yields, costs no handle.  Only if the lock stays held by others
@@ -101,6 +103,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/ring.h"
+
 /* a handle in the wheel: its time, in units of 2^CT_WH_UNIT_SHIFT ns
  * counted from the wheel's epoch, and what it names (CT_WH_REF) */
 struct ct_wh {
@@ -108,17 +112,7 @@ struct ct_wh {
 	uint32_t ref;
 };
 
-/* a handle on a packet thread's ring: its time in ns, and a hash of an
- * entry of the row (gen 0: a row handle; gen CT_WRING_GROUP: a group
- * handle for the row's group), or a ref into generation gen */
-struct ct_wring_ent {
-	uint64_t due;
-	uint32_t key;
-	uint32_t gen;
-};
-
 #define CT_WH_UNIT_SHIFT 20     /* = CT_SLOT_DUE_SHIFT (gc.c checks) */
-#define CT_WRING_GROUP UINT32_MAX   /* never a generation (htab.c) */
 
 #define CT_WHEEL_LEVELS 3
 #define CT_WHEEL_BUCKETS 4096
@@ -182,72 +176,9 @@ struct ct_wheel {
 	bool nomem;                   /* a block could not be allocated */
 };
 
-/* A packet thread's ring: one producer (the thread), one consumer (the
- * collector, under gc_lock). */
-#define CT_WHEEL_RING 65536
-
-struct ct_wheel_ring {
-	_Atomic uint32_t tail;        /* next to write; owner only writes */
-	uint32_t head_seen;           /* owner's copy of head */
-	/* head on a line of its own (padding, not an alignment attribute:
-	 * struct ct_thread stays 8-aligned, which the list macros that walk
-	 * t->threads from its head rely on) */
-	char pad0[56];
-	_Atomic uint32_t head;        /* next to read; the collector writes */
-	char pad1[60];
-	struct ct_wring_ent buf[CT_WHEEL_RING];
-};
-
-/*
- * ct_wheel_ring_put_slot - queue a slot handle (@key a ref, @gen its
- * generation, @due) on the owner's ring; with @gen 0, @key is a hash of an
- * entry of the row (a row handle).  Returns false when the ring is full.
- * Owner thread only; a few stores, no read-modify-write.
- */
-static inline bool ct_wheel_ring_put_slot(struct ct_wheel_ring *r, uint32_t key,
-					  uint32_t gen, uint64_t due)
-{
-	uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
-	struct ct_wring_ent *w;
-
-	if (t - r->head_seen >= CT_WHEEL_RING) {
-		r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire);
-		if (t - r->head_seen >= CT_WHEEL_RING)
-			return false;
-	}
-	w = &r->buf[t % CT_WHEEL_RING];
-	w->due = due;
-	w->key = key;
-	w->gen = gen;
-	atomic_store_explicit(&r->tail, t + 1, memory_order_release);
-	return true;
-}
-
-/* A ring's owner tries to empty it itself from half full on (once per
- * CT_WHEEL_RING_TRY handles), so that a lock held for a moment by whoever
- * else empties rings - the collector between yields, another thread's
- * own emptying - has half a ring of headroom before a handle is lost. */
-#define CT_WHEEL_RING_TRY 1024
-
-/*
- * ct_wheel_ring_half - after a put: is the ring at least half full, at a
- * multiple of CT_WHEEL_RING_TRY handles?  One compare and one test per
- * put; the head is read (a line the collector writes) only at those
- * multiples.  Owner thread only.
- */
-static inline bool ct_wheel_ring_half(struct ct_wheel_ring *r)
-{
-	uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
-
-	if (__builtin_expect(t - r->head_seen < CT_WHEEL_RING / 2 || t % CT_WHEEL_RING_TRY, 1))
-		return false;
-	r->head_seen = atomic_load_explicit(&r->head, memory_order_acquire);
-	return t - r->head_seen >= CT_WHEEL_RING / 2;
-}
-
 /* Collector (gc_lock held): move what @r holds into @w, as refs into the
  * generation it is seeded for (a handle for another is dropped). */
-void ct_wheel_ring_drain(struct ct_wheel *w, struct ct_wheel_ring *r);
+void ct_wheel_ring_drain(struct ct_wheel *w, struct ct_ring *r);
 
 /* A handle's time for @due (ns): its unit, from the epoch; a time before
  * the epoch is 0, one too far ahead the last (taken early and queued

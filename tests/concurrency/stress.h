@@ -52,7 +52,13 @@
 #include <time.h>
 
 #include "ctrack/ctrack.h"
-#include "table/table_impl.h"
+#include "base/state.h"
+#include "table/conn_key.h"
+#include "table/htab.h"
+#include "table/member.h"
+#include "table/reclaim.h"
+#include "table/resize.h"
+#include "table/wheel.h"
 #include "tsan_rcu.h"
 
 #define STRESS_SEC 1000000000ull

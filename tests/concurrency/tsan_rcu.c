@@ -15,7 +15,13 @@
 #include <stdlib.h>
 
 #include "base/rcu.h"
-#include "table/table_impl.h"
+#include "base/state.h"
+#include "table/conn_key.h"
+#include "table/htab.h"
+#include "table/member.h"
+#include "table/reclaim.h"
+#include "table/resize.h"
+#include "table/wheel.h"
 #include "tsan_rcu.h"
 
 #if CT_TEST_TSAN

@@ -20,7 +20,13 @@
 #ifndef CT_HOSTILE_AUDIT_H
 #define CT_HOSTILE_AUDIT_H
 
-#include "table/table_impl.h"
+#include "base/state.h"
+#include "table/conn_key.h"
+#include "table/htab.h"
+#include "table/member.h"
+#include "table/reclaim.h"
+#include "table/resize.h"
+#include "table/wheel.h"
 
 struct h_audit {
 	uint64_t carved, free_objs, cached, live;
@@ -39,7 +45,7 @@ static inline void h_audit(struct ct_thread *self, struct h_audit *a)
 
 	memset(a, 0, sizeof(*a));
 	/* every queued free has run after this */
-	ct_thread_flush_frees(self);
+	ct_reclaim_flush(self);
 	t->rcu->barrier();
 	for (uint32_t z = 0; z < CT_MAX_ZONES; z++) {
 		struct ct_ns *ns = atomic_load(&t->ns[z]);

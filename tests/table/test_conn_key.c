@@ -29,7 +29,13 @@
 #include "ctrack/ctrack.h"
 #include "table/conn_key.h"
 #include "proto/tcp.h"
-#include "table/table_impl.h"
+#include "base/state.h"
+#include "table/conn_key.h"
+#include "table/htab.h"
+#include "table/member.h"
+#include "table/reclaim.h"
+#include "table/resize.h"
+#include "table/wheel.h"
 
 #define SEC 1000000000ull
 #define FILL 0xa5

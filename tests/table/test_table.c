@@ -28,7 +28,13 @@
 #include "base/hash.h"
 #include "table/htab.h"
 #include "proto/tcp.h"
-#include "table/table_impl.h"
+#include "base/state.h"
+#include "table/conn_key.h"
+#include "table/htab.h"
+#include "table/member.h"
+#include "table/reclaim.h"
+#include "table/resize.h"
+#include "table/wheel.h"
 
 #define SEC 1000000000ull
 
@@ -1565,12 +1571,12 @@ static void test_wheel_pass_visits_only_the_rows_that_are_due(void **state)
 static void ring_overflow(bool collector_busy)
 {
 	/* More inserts between two passes than a thread's ring holds
-	 * (CT_WHEEL_RING).  With the collector idle the thread empties its
-	 * own ring into the wheel (ct_wheel_note_slot) and nothing is lost;
+	 * (CT_RING_SIZE).  With the collector idle the thread empties its
+	 * own ring into the wheel (ct_due_note_slot) and nothing is lost;
 	 * with the collector busy (its lock held here) the handles that did
 	 * not fit are dropped and the wheel is seeded again by a walk over
 	 * the rows.  Every entry must
-	 * still leave at its time, not before: 3 * CT_WHEEL_RING flows in a
+	 * still leave at its time, not before: 3 * CT_RING_SIZE flows in a
 	 * table of as many rows, one per ms from 0 (30 s unreplied), passes
 	 * every 100 ms from 25 s until the last is due.  Each entry leaves
 	 * in the first pass at or after its expiry, none late by more than
@@ -1579,7 +1585,7 @@ static void ring_overflow(bool collector_busy)
 	struct fixture *f;
 	struct ct_gc_result r;
 	struct ct_verdict v;
-	const uint32_t n = 3 * CT_WHEEL_RING;
+	const uint32_t n = 3 * CT_RING_SIZE;
 
 	ct_table_config_default(&cfg);
 	cfg.settings.checksum = 0;
