@@ -35,7 +35,8 @@
 #include <string.h>
 
 #include "ctrack/packet.h"
-#include "parse/parse.h"
+#include "parse/checksum.h"
+#include "parse/wire.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>

@@ -67,7 +67,10 @@
 #include <sys/random.h>
 
 #include "ctrack/defrag.h"
-#include "parse/parse.h"
+#include "parse/checksum.h"
+#include "parse/ip.h"
+#include "parse/ip6_ext.h"
+#include "parse/wire.h"
 
 #define NS_PER_S              1000000000ull
 #define DEFRAG_V4_TIMEOUT_NS  (30ull * NS_PER_S)

@@ -40,7 +40,11 @@
 #include <string.h>
 
 #include "ctrack/packet.h"
-#include "parse/parse.h"
+#include "parse/checksum.h"
+#include "parse/ip.h"
+#include "parse/ip6_ext.h"
+#include "parse/l4.h"
+#include "parse/wire.h"
 
 /* The IPv4 header checksum: 16-bit ones' complement sum of the header,
  * which must be all ones.  The fixed 20 bytes are summed as five
@@ -213,43 +217,6 @@ static enum ct_parse_reason ip6_check_hbh(const uint8_t *ip, uint32_t cap,
 	return CT_PR_OK;
 }
 
-static inline bool ip6_is_ext(uint8_t nh)
-{
-	return nh == CT_IPPROTO_HOPOPTS || nh == CT_IPPROTO_ROUTING ||
-	       nh == CT_IPPROTO_FRAGMENT || nh == CT_IPPROTO_AH ||
-	       nh == CT_IPPROTO_NONE || nh == CT_IPPROTO_DSTOPTS;
-}
-
-int32_t ct_ip6_skip_exthdr(const uint8_t *ip6, uint32_t avail, uint32_t start,
-			   uint8_t *nexthdr, uint16_t *frag_off)
-{
-	uint8_t nh = *nexthdr;
-
-	*frag_off = 0;
-	while (ip6_is_ext(nh)) {
-		const uint8_t *h;
-
-		if (nh == CT_IPPROTO_NONE)
-			return -1;
-		if (avail < 2 || start > avail - 2)
-			return -1;
-		h = ip6 + start;
-		if (nh == CT_IPPROTO_FRAGMENT) {
-			if (start > avail - 4)
-				return -1;
-			*frag_off = ct_rd16(h + 2);
-			if (*frag_off & ~7u)
-				break;
-		}
-		start += ct_ip6_ext_len(nh, h);
-		nh = h[0];
-		if (start > INT32_MAX)
-			return -1;
-	}
-	*nexthdr = nh;
-	return (int32_t)start;
-}
-
 /*
  * Where the walk of an IPv6 extension chain stands: the datagram's
  * lengths, the next header and its offset, and what the fragment headers
@@ -280,7 +247,7 @@ ip6_walk(struct ct_packet *pkt, const uint8_t *ip, uint32_t cap,
 	 * this chain); after it, we are inside the fragmentable part of a
 	 * first fragment and only look for the tuple.
 	 */
-	while (ip6_is_ext(nh)) {
+	while (ct_ip6_is_ext(nh)) {
 		const uint8_t *h = ip + off;
 
 		if (nh == CT_IPPROTO_NONE) {

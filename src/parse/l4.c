@@ -24,7 +24,9 @@
 #include <string.h>
 
 #include "ctrack/packet.h"
-#include "parse/parse.h"
+#include "parse/ip6_ext.h"
+#include "parse/l4.h"
+#include "parse/wire.h"
 
 /*
  * Valid flag combinations, indexed by the flag byte without ECE, CWR and

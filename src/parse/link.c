@@ -23,7 +23,8 @@
 #include <string.h>
 
 #include "ctrack/packet.h"
-#include "parse/parse.h"
+#include "parse/ip.h"
+#include "parse/wire.h"
 
 #define ETH_P_IP       0x0800
 #define ETH_P_IPV6     0x86dd

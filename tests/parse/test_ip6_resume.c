@@ -28,7 +28,7 @@
 
 #include "ctrack/defrag.h"
 #include "ctrack/packet.h"
-#include "parse/parse.h"
+#include "parse/ip.h"
 #include "pcap_util.h"
 
 /* The full parse, as defrag.c did it before the resume. */
