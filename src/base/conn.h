@@ -18,7 +18,7 @@
  * and its other 24 address bytes after the extensions, at the end of the
  * object: so the private area and the extensions sit at the same offsets
  * in every entry, and the hot path computes nothing per family.  Nothing
- * reads or writes the key but the accessors in conn_key.h.
+ * reads or writes the key but the accessors in table/conn_key.h.
  *
  * Locking rules, stated once:
  *  - the key, hash, proto, ext: written before the entry is published in a
@@ -56,7 +56,7 @@ enum {
 	CT_EXT_TSTAMP = 0x02,   /* struct ct_ext_tstamp */
 	CT_EXT_LABELS = 0x04,   /* struct ct_ext_labels */
 	CT_EXT_END = 0x08,      /* past the last: where an IPv6 key's tail
-				 * starts (conn_key.h) */
+				 * starts (table/conn_key.h) */
 };
 
 /* The key's fields other than the addresses: bytes 32..39 of struct
@@ -80,7 +80,7 @@ struct ct_conn {
 	uint8_t ext;                 /* CT_EXT_* present */
 	struct ct_conn_key key;      /* original direction, but addresses */
 	uint32_t addr[2];            /* network order: IPv4 src, dst; IPv6
-				      * the first 8 bytes of src (conn_key.h) */
+				      * the first 8 bytes of src (table/conn_key.h) */
 	/* the protocol's private area follows (aligned to 8) */
 	uint64_t priv[];
 };
@@ -147,7 +147,7 @@ static inline const void *ct_conn_priv_const(const struct ct_conn *c)
 	return c->priv;
 }
 
-/* Key fields every entry keeps in its core (conn_key.h has the rest). */
+/* Key fields every entry keeps in its core (table/conn_key.h has the rest). */
 static inline uint16_t ct_conn_zone(const struct ct_conn *c)
 {
 	return c->key.zone;

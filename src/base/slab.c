@@ -120,7 +120,7 @@ static int arena_grow(struct ct_arena *a)
 		munmap(aligned + CT_REGION_SIZE,
 		       (size_t)(p + len - (aligned + CT_REGION_SIZE)));
 	if ((uintptr_t)aligned >> 48) {
-		/* slots keep 48-bit pointers (htab.h) */
+		/* slots keep 48-bit pointers (table/htab.h) */
 		munmap(aligned, CT_REGION_SIZE);
 		return -ENOMEM;
 	}
@@ -453,15 +453,4 @@ void ct_slab_free_bulk(struct ct_slab *s, void *const *objs, unsigned n)
 	for (unsigned k = 0; k < n_touched; k++)
 		maybe_release(s, touched[k]);
 	slab_unlock(s);
-}
-
-void ct_slab_foreach(struct ct_slab *s, void (*fn)(void *obj, void *arg), void *arg)
-{
-	for (struct ct_slab_chunk *c = s->chunks; c; c = c->next) {
-		uint8_t *p = (uint8_t *)c + c->first_off;
-		uint32_t used = c->used;
-
-		for (uint32_t i = 0; i < used; i++, p += c->obj_size)
-			fn(p, arg);
-	}
 }

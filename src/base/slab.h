@@ -18,14 +18,14 @@
  * is how a namespace walk tells live entries from free ones; the rest of
  * it is left as it was until it is handed out again.
  *
- * Guard word.  A namespace walk (ns.c) reads one 32-bit word of every
+ * Guard word.  A namespace walk (table/flush.c) reads one 32-bit word of every
  * object ever carved - an entry's status - while other threads allocate,
  * free and recycle objects of the same slab.  So slab.c never writes that
  * word with a plain store: zeroing writes it with an atomic store and the
  * rest of the object with memset, and a carved object gets its guard word
  * zeroed under the slab lock (the walk holds it), even from a reused chunk
  * whose old contents are stale.  The walk reads nothing but that word of
- * an object until the word says the object is published (ns.c).
+ * an object until the word says the object is published (table/flush.c).
  */
 #ifndef CT_SLAB_H
 #define CT_SLAB_H
@@ -143,9 +143,5 @@ static inline struct ct_slab_chunk *ct_slab_chunk_of(const void *obj)
 {
 	return (struct ct_slab_chunk *)((uintptr_t)obj & ~(uintptr_t)(CT_CHUNK_SIZE - 1));
 }
-
-/* Iterate over every object slot ever handed out in @s (live or free):
- * calls @fn(obj, arg) for each.  The caller must keep @s alive. */
-void ct_slab_foreach(struct ct_slab *s, void (*fn)(void *obj, void *arg), void *arg);
 
 #endif /* CT_SLAB_H */

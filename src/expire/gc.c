@@ -21,7 +21,7 @@
  *     in it is due.  Idle cost follows the table's size divided by 64;
  *     busy cost follows the number of expirations.
  *  Inside a due row, each slot keeps a coarse lower bound of its entry's
- *  expiry beside the rows (htab.h, "slot bounds"), set by the collector
+ *  expiry beside the rows (table/htab.h, "slot bounds"), set by the collector
  *  whenever it reads an expiry: a due row's entries that are not due are
  *  skipped without touching their lines, so a row with one due entry in
  *  five costs one entry read, not five.
@@ -33,7 +33,7 @@
  *  3. Scheduling follows the work: the collector thread sleeps until the
  *     earliest due time seen, within [min_interval, max_interval].
  *  4. With CT_GC_LOCK_WHEEL (the default) a pass does not scan bounds at
- *     all: the due entries come out of the timer wheel of wheel.h, one
+ *     all: the due entries come out of the timer wheel of table/wheel.h, one
  *     slot handle per entry queued by its insert.  A slot handle goes
  *     through a pipeline of its own (gc_wheel_ahead prefetches the row,
  *     gc_wheel_look checks the slot's bound without a lock and prefetches

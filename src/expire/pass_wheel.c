@@ -20,7 +20,7 @@
 
 #include "expire/run.h"
 
-/* Clear group @grp's handle mark (htab.h), before its dirty bits are
+/* Clear group @grp's handle mark (table/htab.h), before its dirty bits are
  * read: a store only when there is one. */
 static inline void gc_hmark_clear(struct ct_htab *h, uint64_t grp)
 {
@@ -40,12 +40,12 @@ static void gc_queue_slot(struct gc_run *g, struct ct_row *r, uint32_t ref, uint
 }
 
 /*
- * A group handle (wheel.h) for the group that starts at row @first: the
+ * A group handle (table/wheel.h) for the group that starts at row @first: the
  * group's mark goes, then its dirty bits are read, and every dirty row -
  * a timeout in it was shortened since its last visit - is visited by its
  * bound: now if the bound has come (gc_row reads every entry of a dirty
  * row), else by a row handle at it.  A writer that saw the mark before
- * it went had set its bit and lowered its row's bound before (htab.h).
+ * it went had set its bit and lowered its row's bound before (table/htab.h).
  */
 static void gc_wheel_group(struct gc_run *g, uint64_t first)
 {
@@ -207,7 +207,7 @@ static bool gc_wheel_work(struct gc_run *g)
 }
 
 /*
- * The seeding walk (wheel.h): every row with a bound gets a handle, due
+ * The seeding walk (table/wheel.h): every row with a bound gets a handle, due
  * rows are collected on the way (gc_row queues a handle for what it
  * leaves).  Groups whose bound says "never" hold no entry and are
  * skipped.  Resumable: returns false when the slice must end.
@@ -223,7 +223,7 @@ static bool gc_wheel_seed(struct gc_run *g)
 		if (i1 > h->n_rows)
 			i1 = h->n_rows;
 		/* the reset dropped every handle: the group's mark goes
-		 * (htab.h), before any of its dirty bits is read */
+		 * (table/htab.h), before any of its dirty bits is read */
 		gc_hmark_clear(h, i0 / CT_GROUP_ROWS);
 		if (ct_due_get(&h->group_due_inv[i0 / CT_GROUP_ROWS]) == CT_DUE_NEVER) {
 			g->res->groups_skipped++;

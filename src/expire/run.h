@@ -59,7 +59,7 @@ struct gc_run {
 				* the count down to 95% of max (an estimate:
 				* packet threads insert meanwhile) */
 	bool wheel;            /* CT_GC_LOCK_WHEEL: bounds gc_row sets are
-				* queued in the wheel (wheel.h) */
+				* queued in the wheel (table/wheel.h) */
 	bool stopped;
 	struct ct_htab *h;     /* the generation this slice walks */
 	bool retired;          /* h stopped being current at a yield */
@@ -71,7 +71,7 @@ struct gc_run {
 	struct gc_due_row {
 		struct ct_row *row;
 		_Atomic uint64_t *sub, *group;
-		uint32_t ref;          /* a slot handle's (wheel.h), or
+		uint32_t ref;          /* a slot handle's (table/wheel.h), or
 					* CT_WH_ROW << CT_WH_POS_SHIFT */
 		uint32_t t;            /* a slot handle's time (wheel units) */
 		uint64_t s;            /* a slot handle's slot, as looked at */
@@ -86,7 +86,7 @@ struct gc_run {
 		struct ct_row *row;    /* the ref's row */
 		uint32_t ref, t;       /* the handle's */
 	} ahead[GC_WHEEL_AHEAD];
-	/* empty overflow rows unlinked, waiting for call_rcu (htab.h) */
+	/* empty overflow rows unlinked, waiting for call_rcu (table/htab.h) */
 	struct ct_ovf_retire *ovf_batch;
 	/* removals not yet credited to their namespace (gc_ns_flush) */
 	struct ct_ns *ns;

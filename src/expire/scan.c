@@ -94,7 +94,7 @@ static inline void gc_sub_begin(struct gc_run *g, uint64_t sub)
 	struct ct_row *rows = &g->h->rows[sub * CT_SUB_ROWS];
 	const char *sd = (const char *)ct_slot_due(g->h, sub * CT_SUB_ROWS);
 
-	/* subs are whole: a table has a multiple of 64 rows (table.c) */
+	/* subs are whole: a table has a multiple of 64 rows (ct_htab_rows_round, table/htab.h) */
 	_Static_assert(CT_GROUP_ROWS <= 64, "the smallest table holds whole groups");
 	ct_due_set(&g->h->sub_due_inv[sub], CT_DUE_NEVER);
 	for (int i = 0; i < CT_SUB_ROWS; i++)

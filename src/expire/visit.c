@@ -75,7 +75,7 @@ static void gc_victims(struct gc_run *g, struct ct_conn **victims, const uint8_t
  * (GC_VICTIMS) is locked again, so that a full pass leaves nothing due
  * behind but entries another thread held locked.
  *
- * The slot bounds (htab.h) say which entries may be due: the others are
+ * The slot bounds (table/htab.h) say which entries may be due: the others are
  * not read, their bounds stand in for their expiries in the row's new
  * bound.  An entry without a valid bound is read, and every expiry read
  * of an entry that stays sets its slot's bound.  The row
@@ -117,7 +117,7 @@ again:
 	if (g->wheel && !g->pressure &&
 	    (d = ct_due_get(&head->due_inv)) > g->now) {
 		/* a second handle for a row collected since: whoever set
-		 * its bound queued a handle for it (wheel.h) */
+		 * its bound queued a handle for it (table/wheel.h) */
 		ct_row_unlock(head);
 		return d;
 	}
@@ -219,7 +219,7 @@ keep:
 	}
 	if (mind != UINT32_MAX && ((du + mind) << CT_SLOT_DUE_SHIFT) < m)
 		m = (du + mind) << CT_SLOT_DUE_SHIFT;
-	/* overflow rows left empty leave the chain (htab.h says why) */
+	/* overflow rows left empty leave the chain (table/htab.h says why) */
 	if (ct_row_next(head))
 		g->res->ovf_rows_freed +=
 			ct_htab_ovf_unlink_empty(h, head, &g->ovf_batch, t->rcu, g->wheel);
@@ -263,7 +263,7 @@ gc_victim(struct gc_run *g, struct ct_conn *c, bool early, const struct ct_conn_
 		g->ns = ns;
 	}
 	/* each removal is counted once, under one cause (stats.h), as
-	 * track.c's early_drop() does */
+	 * track/create.c's early_drop() does */
 	if (early) {
 		CT_CTR_INC(thr, early_drop);
 		g->ns_early++;

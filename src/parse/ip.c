@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * parse_ip.c - IPv4 and IPv6 headers, as the kernel checks them before
+ * ip.c - IPv4 and IPv6 headers, as the kernel checks them before
  * (and while) nf_conntrack sees a packet.
  *
  * What counts as broken follows the receive path in front of conntrack's

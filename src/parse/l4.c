@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * parse_l4.c - layer-4 headers: the tuple's ports and the checks the
+ * l4.c - layer-4 headers: the tuple's ports and the checks the
  * kernel's per-protocol error() functions make before any state changes.
  *
  * The kernel folds these checks into each tracker's packet() path

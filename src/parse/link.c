@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * parse_link.c - peel the link layer off a captured frame.
+ * link.c - peel the link layer off a captured frame.
  *
  * ct_parse_frame() is the parser's front door.  It zeroes the packet once,
  * finds where the IP header starts for the capture's link type and hands
- * over to parse_ip.c with two lengths: what the capture holds from there
+ * over to ip.c with two lengths: what the capture holds from there
  * and what the frame carried on the wire from there (so that a capture
  * cut by its snaplen is told apart from a datagram that is really short,
  * which the kernel's ip_rcv would drop).

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * proto_generic.c - every IP protocol without a tracker of its own.
+ * generic.c - every IP protocol without a tracker of its own.
  *
  * As generic_packet() in nf_conntrack_core.c (Linux 6.18): no state, no
  * ports (the tuple has zeroes), never ASSURED, one timeout

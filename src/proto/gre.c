@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * proto_gre.c - GRE tracker (nf_conntrack_proto_gre.c, Linux 6.18).
+ * gre.c - GRE tracker (nf_conntrack_proto_gre.c, Linux 6.18).
  *
  * GRE has no state.  The tuple comes from the parser, as gre_pkt_to_tuple
  * builds it: version 0 (and anything but version 1) gets ports 0 like the

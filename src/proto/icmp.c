@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * proto_icmp.c - ICMP and ICMPv6: query trackers and the error rules.
+ * icmp.c - ICMP and ICMPv6: query trackers and the error rules.
  *
  * Queries (nf_conntrack_icmp_packet / nf_conntrack_icmpv6_packet, Linux
  * 6.18).  The tuple is (id, type << 8 | code); ct_tuple_invert() maps a
@@ -23,7 +23,7 @@
  * untracked.
  *
  * Errors (destination unreachable, ...) are matched to the connection
- * they quote by the core with the two functions of proto_icmp.h, which
+ * they quote by the core with the two functions of icmp.h, which
  * explains the whole contract.
  */
 #include <netinet/in.h>

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * proto_icmp.h - ICMP / ICMPv6 error messages: when is one RELATED?
+ * icmp.h - ICMP / ICMPv6 error messages: when is one RELATED?
  *
- * The trackers in proto_icmp.c handle ICMP *queries* (echo, ...), which
+ * The trackers in icmp.c handle ICMP *queries* (echo, ...), which
  * get entries of their own.  ICMP *errors* never get an entry: the core
- * (track.c) finds the connection the quoted packet belongs to and, when the
+ * (track/track.c) finds the connection the quoted packet belongs to and, when the
  * kernel's rules accept it, reports the error as RELATED to that entry.
  * These functions are those rules, taken from Linux 6.18's
  * nf_conntrack_icmpv4_error(), nf_conntrack_icmpv6_error() and
@@ -20,7 +20,7 @@
  *      ICMPv6 only: MLD and neighbour discovery (130-136, 143): UNTRACKED,
  *      never an entry (->classify returns CT_V_UNTRACKED).
  *   3. Not an error type (ct_icmp_is_error() false): ordinary tracking as
- *      a query, see proto_icmp.c.
+ *      a query, see icmp.c.
  *   4. An error: ct_icmp_error_key(), then the core looks the key up in
  *      the packet's zone, then ct_icmp_error_accept() on the entry found.
  *

@@ -2,7 +2,7 @@
 /*
  * proto.h - the one small interface every protocol tracker implements.
  *
- * As in nf_conntrack, the core (track.c) knows lookups, creation,
+ * As in nf_conntrack, the core (track/track.c) knows lookups, creation,
  * references, accounting, events and expiry; a tracker knows one protocol:
  * which packets it refuses outright, how a packet moves an entry's state,
  * which timeout follows, and whether an entry may be evicted early.
@@ -10,9 +10,9 @@
  * published when the packet creates it) and say what to do in a
  * struct ct_proto_out.
  *
- * Files: proto_tcp.c, proto_udp.c (UDP and UDP-Lite), proto_icmp.c (ICMP
- * and ICMPv6), proto_sctp.c, proto_gre.c, proto_generic.c; proto.c maps an
- * IP protocol number to its tracker.
+ * Files: tcp.c, udp.c (UDP and UDP-Lite), icmp.c (ICMP and ICMPv6),
+ * sctp.c, gre.c, generic.c; proto.c maps an IP protocol number to its
+ * tracker.
  */
 #ifndef CT_PROTO_H
 #define CT_PROTO_H

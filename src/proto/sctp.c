@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * proto_sctp.c - SCTP tracker (nf_conntrack_proto_sctp.c, Linux 6.18).
+ * sctp.c - SCTP tracker (nf_conntrack_proto_sctp.c, Linux 6.18).
  *
  * An SCTP packet is a common header (ports, verification tag, CRC32c)
  * followed by chunks.  The kernel runs every chunk of a packet through one

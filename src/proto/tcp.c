@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * proto_tcp.c - the TCP tracker, behaving as Linux's nf_conntrack_proto_tcp
+ * tcp.c - the TCP tracker, behaving as Linux's nf_conntrack_proto_tcp
  * (6.1 and later; checked against the 6.17 source plus the one later
  * stable fix noted in tcp_check_rst()).
  *
@@ -22,7 +22,7 @@
  *     stuck (retransmissions, unacknowledged data, zero window, no reply).
  *
  * The entry's state lives in ct_conn.l4state; everything else in the
- * 56-byte private area (proto_tcp.h).  The tracker never touches the
+ * 56-byte private area (tcp.h).  The tracker never touches the
  * table: it answers with a verdict in struct ct_proto_out.
  *
  * What the kernel does that the core must mirror (see proto.h): SEEN_REPLY

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * proto_tcp.h - the TCP tracker's private layout (private to the library
+ * tcp.h - the TCP tracker's private layout (private to the library
  * and its tests).
  *
  * The numbers are the kernel's: states as enum tcp_conntrack

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * proto_udp.c - UDP and UDP-Lite trackers.
+ * udp.c - UDP and UDP-Lite trackers.
  *
  * Both are stateless in the kernel's sense (no l4state, no state name):
  * what changes is the timeout and the ASSURED bit.  The rules follow

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * proto_udp.h - the UDP tracker's per-packet rule, inline.
+ * udp.h - the UDP tracker's per-packet rule, inline.
  *
- * proto_udp.c explains the rules.  The function is here, not in
- * proto_udp.c, so that the tracking loop (track.c) can run it without the
+ * udp.c explains the rules.  The function is here, not in
+ * udp.c, so that the tracking loop (track/track.c) can run it without the
  * indirect call through ct_proto.packet: on an established UDP lookup the
  * call, and the context and result it passes through memory, cost more
- * than the rule.  proto_udp.c's tracker calls the same function, so the
+ * than the rule.  udp.c's tracker calls the same function, so the
  * rule has one copy.
  */
 #ifndef CT_PROTO_UDP_H

@@ -4,7 +4,7 @@
  * extensions, the object's size; and its key stored, expanded, compared
  * (private).
  *
- * An entry keeps its original tuple in compact form (conn.h): the tuple's
+ * An entry keeps its original tuple in compact form (base/conn.h): the tuple's
  * last 8 bytes (ports, zone, l3, l4) and 8 address bytes in its core, and
  * for IPv6 the other 24 address bytes at the end of the object, after the
  * protocol's private area and the extensions.  An IPv4 key is whole in the
@@ -15,7 +15,7 @@
  * last word holds l3, so once that word matches the entry has the key's
  * form, and an IPv4 key is two 8-byte compares where a tuple was 40
  * bytes.  An IPv6 key finds its tail from the entry's tracker and
- * extensions, which are fixed before the entry is published (conn.h), so
+ * extensions, which are fixed before the entry is published (base/conn.h), so
  * the key is read under RCU without a lock, as before.
  */
 #ifndef CT_CONN_KEY_H

@@ -18,7 +18,7 @@ bool ct_due_ring_drain(struct ct_thread *thr)
 		return false;
 	/* a wheel no step has set up yet (generation 0) has no rows to
 	 * name; one whose seeding walk is under way takes handles as the
-	 * collector's yields give it (gc.c), duplicates of what the walk
+	 * collector's yields give it (expire/gc.c), duplicates of what the walk
 	 * queues being stale handles like any other - refusing them asked
 	 * for the walk to start over; nor may a wheel that nobody empties
 	 * grow past its bound */
@@ -44,7 +44,7 @@ void ct_due_lowered(struct ct_thread *thr, struct ct_conn *c, ct_time_ns now)
 	uint64_t exp, idx;
 
 	/* the store of c->expires must be ordered before the loads of the
-	 * bounds (expire/gc.c explains the pairing) */
+	 * bounds (expire/visit.c explains the pairing) */
 	atomic_thread_fence(memory_order_seq_cst);
 	exp = __atomic_load_n(&c->expires, __ATOMIC_RELAXED);
 	idx = ct_row_index(c->hash, h->n_rows);

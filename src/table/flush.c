@@ -93,9 +93,9 @@ static bool row_holds(struct ct_row *head, const struct ct_conn *c)
 
 /*
  * Walk strategy: every live object of the namespaces' slabs.  The walk
- * reads an object's status (the slab's guard word, slab.h) and nothing
+ * reads an object's status (the slab's guard word, base/slab.h) and nothing
  * else until status says CONFIRMED: only then was the entry inserted
- * (htab.c sets it under the row lock, with release order, just before the
+ * (htab.h's insert sets it under the row lock, with release order, just before the
  * entry becomes visible), and only then can it not be recycled under our
  * feet (a published entry is freed after a grace period, and this walk
  * runs in a read-side section).  Other objects - free, in a magazine, a
@@ -104,7 +104,7 @@ static bool row_holds(struct ct_row *head, const struct ct_conn *c)
  * An entry is claimed (DYING) only once it is found in its locked row,
  * so that a claim always ends with the entry leaving its row.  An entry
  * not confirmed yet is left to its inserter, which sees the namespace
- * DYING after inserting (the seq_cst pair with track.c).
+ * DYING after inserting (the seq_cst pair with track/create.c).
  */
 static void walk_one(void *obj, void *arg)
 {

@@ -7,7 +7,7 @@
  * 16 bits of the entry's hash as a signature, so a lookup compares
  * signatures within the line it already fetched and dereferences only
  * entries that are likely to match.  Because the hash is direction-blind
- * (hash.h), each entry has exactly one slot, found from either direction.
+ * (base/hash.h), each entry has exactly one slot, found from either direction.
  *
  * Overflow rows.  A row that needs a seventh slot links an overflow row
  * (htab.c) at the end of its chain; one the collector finds empty leaves
@@ -29,7 +29,7 @@
  * group's one line of sub bounds and then only the eight rows of each due
  * sub, instead of all 64 rows' lines.  Bounds are lowered by whoever inserts or shortens a
  * timeout, and recomputed exactly only by the collector, with the
- * store-then-scan order described in gc.c, so that a lowering is never
+ * store-then-scan order described in expire/visit.c, so that a lowering is never
  * lost.  A refresh only lengthens a timeout and leaves the bounds alone.
  *
  * Slot bounds.  Beside the rows, slot_due keeps for each slot of a head
@@ -70,7 +70,7 @@
  * it (an array of its own, 4 bytes a group: it stays in cache, where a
  * mark per row beside the slot bounds cost a miss a segment).  A group
  * handle's visit reads the group's dirty bits and visits each dirty row
- * by its bound (gc.c, gc_wheel_group).  A writer sets its row's dirty
+ * by its bound (expire/pass_wheel.c, gc_wheel_group).  A writer sets its row's dirty
  * bit, lowers the bounds, then reads the group's mark: one at or before
  * its new expiry means a visit will come in time, and it queues nothing;
  * else it stores its own mark and then queues its handle.  The collector
@@ -409,7 +409,7 @@ bool ct_htab_remove_locked(struct ct_row *r, const struct ct_conn *c);
  * (lock-free).  The caller tells the wheel (wheel.h) when it is on. */
 void ct_htab_lower_due(struct ct_htab *h, uint64_t idx, uint64_t due);
 
-/* Due words hold ~due; these read, lower and set them (seq_cst: see gc.c). */
+/* Due words hold ~due; these read, lower and set them (seq_cst: see expire/visit.c). */
 static inline uint64_t ct_due_get(_Atomic uint64_t *p)
 {
 	return ~atomic_load_explicit(p, memory_order_seq_cst);
@@ -691,7 +691,7 @@ ct_htab_insert_locked_inline(struct ct_htab *h, struct ct_row *head,
 	    ct_row_count(head) >= max_chain)
 		return CT_INS_CHAIN;
 	/* an entry is CONFIRMED once, and only once, it is in a row: a
-	 * namespace walk trusts an entry's other fields only then (ns.c);
+	 * namespace walk trusts an entry's other fields only then (flush.c);
 	 * release: its fields are written before (a no-op on migration) */
 	atomic_fetch_or_explicit(&c->status, CT_ST_CONFIRMED, memory_order_release);
 	if (!free_slot) {

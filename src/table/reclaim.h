@@ -32,7 +32,7 @@ void ct_reclaim_queue(struct ct_thread *thr, struct ct_conn *c);
 
 /* The same for a caller that takes the namespace reference itself, later
  * but within the same read-side section as the unlink (the collector adds
- * a run's references at once, expire/gc.c): until that section ends no
+ * a run's references at once, expire/visit.c): until that section ends no
  * grace period can pass, so neither the entry's batch nor a teardown's
  * published reference can be dropped before the reference is there.
  * Inline: the collector calls it for every entry it removes. */

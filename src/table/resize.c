@@ -99,7 +99,7 @@ static bool migrate_batch(struct ct_htab *h, struct ct_htab *f,
 			if (exp[b] < due)
 				due = exp[b];
 		}
-		/* the order of an insert: row, sub, unlock, group (gc.c) */
+		/* the order of an insert: row, sub, unlock, group (expire/visit.c) */
 		ct_due_lower(&nr->due_inv, due);
 		ct_due_lower(&f->sub_due_inv[row / CT_SUB_ROWS], due);
 		ct_row_unlock(nr);

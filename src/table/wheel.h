@@ -3,7 +3,7 @@
  * wheel.h - the timer wheel of due entries, an index of the table by
  * expiry that writers feed and the collector (expire/) reads (private).
  *
- * The scanning collector (gc.c) finds due rows by reading bounds: one
+ * The scanning collector (expire/scan.c) finds due rows by reading bounds: one
  * word per 64 idle rows, a line of sub bounds per due group, the eight
  * rows of a due sub, then every slot bound of a due row.  When every pass
  * has work - 10% of a million entries falling due each second - finding
@@ -112,7 +112,7 @@ struct ct_wh {
 	uint32_t ref;
 };
 
-#define CT_WH_UNIT_SHIFT 20     /* = CT_SLOT_DUE_SHIFT (gc.c checks) */
+#define CT_WH_UNIT_SHIFT 20     /* = CT_SLOT_DUE_SHIFT (wheel.c checks) */
 
 #define CT_WHEEL_LEVELS 3
 #define CT_WHEEL_BUCKETS 4096

@@ -41,7 +41,7 @@ static void emit(struct ct_thread *thr, struct ct_conn *c, enum ct_event_type ty
  * passed are reaped (counted as expired, not as evictions), and every
  * entry that never became ASSURED is evicted - all of that row's, then
  * the search stops.  An ASSURED entry is never evicted here, whatever its
- * tracker's state (the collector's early drop may take those, gc.c).
+ * tracker's state (the collector's early drop may take those, expire/gc.c).
  * With @zone_only, only entries of namespace @only_zone are evicted.
  * Returns true if anything was evicted; reaping alone does not count, so
  * the insert that asked is refused, as the kernel's is.
@@ -177,7 +177,7 @@ static bool make_room(struct ct_thread *thr, struct ct_ns *ns,
 		int64_t n = atomic_load_explicit(&t->count, memory_order_relaxed) +
 			    thr->count_delta;
 		if (n >= (int64_t)max && !early_drop(thr, hash, 0, false, now)) {
-			/* the collector's next pass drops early (gc.c);
+			/* the collector's next pass drops early (expire/gc.c);
 			 * read first: a full table refuses every insert */
 			if (!atomic_load_explicit(&t->gc_early_drop, memory_order_relaxed))
 				atomic_store_explicit(&t->gc_early_drop, true,
@@ -268,7 +268,7 @@ bool ct_track_create(struct ct_thread *thr, struct ct_ns *ns, const struct ct_se
 		ct_conn_tstamp(c)->first_ns = now;
 	exp = expiry_at(now, out.timeout_ns);
 	c->expires = exp;
-	/* CONFIRMED comes with the insertion (htab.c) */
+	/* CONFIRMED comes with the insertion (table/htab.h) */
 	atomic_store_explicit(&c->status, out.set_assured ? CT_ST_ASSURED : 0,
 			      memory_order_relaxed);
 	what = CT_EVW_NEW | out.events | (out.set_assured ? CT_EVW_ASSURED : 0);
@@ -349,7 +349,7 @@ bool ct_track_create(struct ct_thread *thr, struct ct_ns *ns, const struct ct_se
 	if (ct_events_on(t))
 		emit(thr, c, CT_EV_NEW, what, CT_DESTROY_NONE, now);
 	/* a namespace teardown that started meanwhile may have missed us:
-	 * the seq_cst pair with ns.c's store of DYING makes one side see
+	 * the seq_cst pair with ns/teardown.c's store of DYING makes one side see
 	 * the other */
 	atomic_thread_fence(memory_order_seq_cst);
 	if (atomic_load_explicit(&ns->state, memory_order_seq_cst) != CT_NS_ALIVE) {

@@ -174,7 +174,7 @@ static void related(struct ct_thread *thr, struct ct_ns *ns,
 	}
 	v->cls = CT_V_RELATED;
 	v->dir = (uint8_t)err_dir;
-	/* l4state is written under the entry's lock (conn.h) */
+	/* l4state is written under the entry's lock (base/conn.h) */
 	ct_conn_lock(c);
 	v->l4state = c->l4state;
 	ct_conn_unlock(c);
@@ -709,7 +709,7 @@ burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
 		 * reads the bound of the row's sub (one word per 8 rows, a
 		 * line per 64: at a million entries a quarter of a megabyte,
 		 * a miss more often than not) and, with the wheel on, writes
-		 * the row's slot bound (htab.h), in a line of its own */
+		 * the row's slot bound (table/htab.h), in a line of its own */
 		if (!keys[i].cand) {
 			uint64_t ri = (uint64_t)(r - h->rows);
 			const struct ct_row *o = ct_row_link(next);

@@ -25,7 +25,7 @@
 /*
  * A packet's lookup key.  The reply tuple is not built: for every protocol
  * but ICMP/ICMPv6 it is the tuple with endpoints and ports swapped, which
- * the lookup compares in place (htab.h); only ICMP queries, whose reply
+ * the lookup compares in place (table/htab.h); only ICMP queries, whose reply
  * type differs, carry their inverse.
  */
 struct pkt_key {
