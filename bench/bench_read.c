@@ -49,7 +49,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "../tools/ctrack/capture.h"
+#include "capture.h"
 #include "bench_util.h"
 
 static const char *const default_pcaps[] = {
