@@ -20,6 +20,18 @@
 #include "table/htab.h"
 
 /*
+ * What a lookup or an insert needs of a key: the tuple, its inverse (NULL
+ * for every protocol whose reply tuple is the tuple swapped: compared in
+ * place, htab.h) and its hash.  The tracker keeps one per packet
+ * (track/track.h, struct pkt_key begins with it).
+ */
+struct ct_table_key {
+	const struct ct_tuple *key;
+	const struct ct_tuple *inv;
+	uint64_t hash;
+};
+
+/*
  * ct_table_lock_row - lock the row that holds (or would hold) @hash,
  * following rows a resize has MOVED into the next generation.  Returns
  * the locked head row; *@hp is its generation.  Read side held; spins
@@ -64,10 +76,9 @@ bool ct_table_unlink(struct ct_thread *thr, struct ct_conn *c);
 
 /*
  * ct_table_insert - confirm @c, which is not published yet and expires at
- * @exp, in the table under @hash (the kernel's __nf_conntrack_confirm):
+ * @exp, in the table under key @k (the kernel's __nf_conntrack_confirm):
  * the row is locked (following a resize), the chain limit and a clash
- * with an entry of the same tuple (@key, or its inverse @inv: NULL for
- * swapped) are checked, and @c is stored; then the due bounds are lowered
+ * with an entry of the same tuple are checked, and @c is stored; then the due bounds are lowered
  * (row and sub under the lock, the group after it: htab.h's order), the
  * collector's wheel told (due.h), and @c counted in the table and in
  * @ns.  Returns CT_INS_OK, or CT_INS_CLASH (*@clash: the entry that holds
@@ -76,13 +87,14 @@ bool ct_table_unlink(struct ct_thread *thr, struct ct_conn *c);
  * CONFIRMED bit: the caller frees it.  The caller helps a resize after
  * it (ct_table_after_insert, resize.h) once it has reported the entry.
  * Inline: the creation path (track/create.c) is its one caller, and the
- * insert was written there before; out of line it would cost the
- * creation a call and the register spills around it.
+ * insert was written there before; out of line it cost a new connection
+ * 48 instructions (scripts/probe.sh new-udp), and with the key's three
+ * words passed by value 30 (they stayed live in registers across the
+ * loop and the calls, and spilled, where loads through @k are cheap).
  */
 static inline __attribute__((always_inline)) enum ct_htab_ins
-ct_table_insert(struct ct_thread *thr, struct ct_ns *ns, struct ct_conn *c, uint64_t hash,
-		const struct ct_tuple *key, const struct ct_tuple *inv, uint64_t exp,
-		struct ct_conn **clash)
+ct_table_insert(struct ct_thread *thr, struct ct_ns *ns, struct ct_conn *c,
+		const struct ct_table_key *k, uint64_t exp, struct ct_conn **clash)
 {
 	struct ct_table *t = thr->t;
 	bool wheel = atomic_load_explicit(&t->wheel_on, memory_order_relaxed);
@@ -92,8 +104,8 @@ ct_table_insert(struct ct_thread *thr, struct ct_ns *ns, struct ct_conn *c, uint
 	int pos = -1;
 
 	for (;;) {
-		r = ct_table_lock_row(t, hash, &h);
-		res = ct_htab_insert_locked_inline(h, r, c, hash, key, inv,
+		r = ct_table_lock_row(t, k->hash, &h);
+		res = ct_htab_insert_locked_inline(h, r, c, k->hash, k->key, k->inv,
 						   t->cfg.max_chain, clash,
 						   wheel ? &pos : NULL);
 		ct_row_unlock(r);
@@ -110,7 +122,7 @@ ct_table_insert(struct ct_thread *thr, struct ct_ns *ns, struct ct_conn *c, uint
 		ct_due_note_slot(thr, (uint32_t)(r - h->rows) | (uint32_t)pos << CT_WH_POS_SHIFT,
 				 h->gen, exp);
 	else if (wheel)
-		ct_due_note_row(thr, hash, exp);   /* past the slot handles */
+		ct_due_note_row(thr, k->hash, exp);   /* past the slot handles */
 	ct_thread_count_add(thr, 1);
 	/* this thread's shard of the namespace (struct ct_ns_shard) */
 	ct_ns_count_add_shard(ns, thr->ns_shard, 1);

@@ -225,7 +225,7 @@ bool ct_track_create(struct ct_thread *thr, struct ct_ns *ns, const struct ct_se
 	uint32_t what;
 	uint64_t exp;
 	unsigned ext = ct_settings_ext(t, set);
-	size_t size = ct_conn_obj_size(k->key->l3, proto->priv_size, ext);
+	size_t size = ct_conn_obj_size(k->tk.key->l3, proto->priv_size, ext);
 	unsigned cls = ct_conn_class(size);
 	struct ct_slab_mag *mag = mag_for(thr, ns, cls);
 	struct ct_conn *clash = NULL;
@@ -244,10 +244,10 @@ bool ct_track_create(struct ct_thread *thr, struct ct_ns *ns, const struct ct_se
 		CT_CTR_INC(thr, drop);
 		return false;
 	}
-	c->hash = (uint32_t)k->hash;
+	c->hash = (uint32_t)k->tk.hash;
 	c->proto = ct_proto_l4_index[pkt->tuple.l4];
 	c->ext = (uint8_t)ext;
-	ct_conn_set_key(c, k->key);   /* after proto and ext: they place it */
+	ct_conn_set_key(c, k->tk.key);   /* after proto and ext: they place it */
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.pkt = pkt;
 	ctx.set = set;
@@ -301,7 +301,7 @@ bool ct_track_create(struct ct_thread *thr, struct ct_ns *ns, const struct ct_se
 		v->flags = CT_VF_UNCONFIRMED;
 		return false;
 	}
-	if (!make_room(thr, ns, set, k->hash, now)) {
+	if (!make_room(thr, ns, set, k->tk.hash, now)) {
 		ct_slab_unused(mag, c);
 		v->cls = CT_V_DROP;
 		v->reason = CT_PR_TABLE_FULL;
@@ -309,7 +309,7 @@ bool ct_track_create(struct ct_thread *thr, struct ct_ns *ns, const struct ct_se
 		CT_NS_ADD(thr, ns, drop, 1);
 		return false;
 	}
-	res = ct_table_insert(thr, ns, c, k->hash, k->key, k->inv, exp, &clash);
+	res = ct_table_insert(thr, ns, c, &k->tk, exp, &clash);
 	switch (res) {
 	case CT_INS_OK:
 		break;
@@ -364,7 +364,7 @@ bool ct_track_create(struct ct_thread *thr, struct ct_ns *ns, const struct ct_se
 	}
 	bc->conn = c;
 	bc->dir = CT_DIR_ORIGINAL;
-	bc->ins_rows[(k->hash >> 6) & 3] |= 1ull << (k->hash & 63);
+	bc->ins_rows[(k->tk.hash >> 6) & 3] |= 1ull << (k->tk.hash & 63);
 	if (thr->count_delta >= 64)
 		ct_thread_fold_count(thr);
 	ct_table_after_insert(t);

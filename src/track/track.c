@@ -260,7 +260,7 @@ process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 		return;
 	}
 	if (single && single->unhashed) {
-		single->hash = ct_hash_tuple(&t->key, single->key);
+		single->tk.hash = ct_hash_tuple(&t->key, single->tk.key);
 		single->unhashed = false;
 	}
 
@@ -272,18 +272,18 @@ lookup:
 	if (cached) {
 		c = cached;
 		dir = bc->dir;
-	} else if (cand && ct_conn_key_equal(cand, k->key)) {
+	} else if (cand && ct_conn_key_equal(cand, k->tk.key)) {
 		c = cand;
 		dir = CT_DIR_ORIGINAL;
-	} else if (cand && ct_conn_key_is_reply(cand, k->key, k->inv)) {
+	} else if (cand && ct_conn_key_is_reply(cand, k->tk.key, k->tk.inv)) {
 		c = cand;
 		dir = CT_DIR_REPLY;
 	} else if (k->absent && !repeats &&
-		   !(bc->ins_rows[(k->hash >> 6) & 3] & (1ull << (k->hash & 63)))) {
+		   !(bc->ins_rows[(k->tk.hash >> 6) & 3] & (1ull << (k->tk.hash & 63)))) {
 		c = NULL;
 		quick = false;
 	} else {
-		c = ct_table_find(thr, k->hash, k->key, k->inv, &dir);
+		c = ct_table_find(thr, k->tk.hash, k->tk.key, k->tk.inv, &dir);
 		quick = false;
 	}
 	cached = NULL;
@@ -548,24 +548,24 @@ static inline __attribute__((always_inline)) bool make_key(const struct ct_table
 		return false;
 	if (__builtin_expect(icmp, 0) && is_icmp(pkt) && ct_icmp_is_error(pkt))
 		return false;
-	k->key = &pkt->tuple;
+	k->tk.key = &pkt->tuple;
 	k->lookup = true;
-	if (prev && prev->lookup && same_tuple(prev->key, &pkt->tuple)) {
-		k->inv = prev->inv ? &k->icmp_inv : NULL;
-		if (prev->inv)
+	if (prev && prev->lookup && same_tuple(prev->tk.key, &pkt->tuple)) {
+		k->tk.inv = prev->tk.inv ? &k->icmp_inv : NULL;
+		if (prev->tk.inv)
 			k->icmp_inv = prev->icmp_inv;
 		k->same = true;
 		return false;
 	}
-	k->inv = NULL;
+	k->tk.inv = NULL;
 	if (__builtin_expect(icmp, 0)) {
-		if (!ct_tuple_invert(k->key, &k->icmp_inv))
-			k->icmp_inv = *k->key;
-		k->inv = &k->icmp_inv;
+		if (!ct_tuple_invert(k->tk.key, &k->icmp_inv))
+			k->icmp_inv = *k->tk.key;
+		k->tk.inv = &k->icmp_inv;
 	}
 	if (defer == KEY_DEFER_ALL || (defer && pkt->tuple.l3 == CT_L3_IPV4))
 		return true;
-	k->hash = ct_hash_tuple(&t->key, k->key);
+	k->tk.hash = ct_hash_tuple(&t->key, k->tk.key);
 	return false;
 }
 
@@ -624,12 +624,12 @@ burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
 	 * prefetched at once */
 	for (unsigned i = 0; i < n; i++) {
 		if (make_key(t, pkts[i], &keys[i], i ? &keys[i - 1] : NULL, KEY_DEFER_IPV4)) {
-			q[nq] = keys[i].key;
+			q[nq] = keys[i].tk.key;
 			qi[nq++] = (uint8_t)i;
 		} else if (keys[i].same) {
 			any_same = true;
 		} else if (keys[i].lookup) {
-			__builtin_prefetch(ct_htab_row(h, keys[i].hash));
+			__builtin_prefetch(ct_htab_row(h, keys[i].tk.hash));
 		}
 	}
 	/* stage 2: the IPv4 hashes, CT_HASH_CHUNK at a time (four at a time
@@ -641,7 +641,7 @@ burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
 
 		ct_hash_tuple4_many(&t->key, q + j, m, qh + j);
 		for (unsigned x = j; x < j + m; x++) {
-			keys[qi[x]].hash = qh[x];
+			keys[qi[x]].tk.hash = qh[x];
 			__builtin_prefetch(ct_htab_row(h, qh[x]));
 		}
 	}
@@ -649,7 +649,7 @@ burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
 	if (any_same)
 		for (unsigned i = 1; i < n; i++)
 			if (keys[i].same)
-				keys[i].hash = keys[i - 1].hash;
+				keys[i].tk.hash = keys[i - 1].tk.hash;
 	/* a tuple absent from its row is absent from the table when the row
 	 * has no overflow and no resize is on (struct burst_ctx) */
 	may_skip = h->n_rows >= 256 &&
@@ -663,8 +663,8 @@ burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
 
 		if (!keys[i].lookup || keys[i].same)
 			continue;
-		r = ct_htab_row(h, keys[i].hash);
-		sig = ct_slot_sig(keys[i].hash);
+		r = ct_htab_row(h, keys[i].tk.hash);
+		sig = ct_slot_sig(keys[i].tk.hash);
 		/* the entry's own extensions are not known yet: those
 		 * that any namespace's settings have asked for, at most
 		 * (an IPv6 key's tail follows them; every part is a
@@ -673,7 +673,7 @@ burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
 		       ct_proto_find(pkts[i]->tuple.l4)->priv_size;
 		if (__builtin_expect(pkts[i]->tuple.l3 != CT_L3_IPV4, 0))
 			span += CT_CONN_V6_TAIL;
-		for (unsigned m = ct_row_sig_match(r, keys[i].hash); m; m &= m - 1) {
+		for (unsigned m = ct_row_sig_match(r, keys[i].tk.hash); m; m &= m - 1) {
 			/* acquire: the candidate's tuple is read in stage 4 */
 			uint64_t sl = atomic_load_explicit(&((struct ct_row *)r)->slot[__builtin_ctz(m)],
 							   memory_order_acquire);

@@ -29,9 +29,8 @@
  * type differs, carry their inverse.
  */
 struct pkt_key {
-	const struct ct_tuple *key;     /* the packet's own tuple */
-	const struct ct_tuple *inv;     /* &icmp_inv, or NULL: swapped */
-	uint64_t hash;
+	struct ct_table_key tk;  /* tk.key: the packet's own tuple; tk.inv:
+				  * &icmp_inv, or NULL: swapped; tk.hash */
 	bool lookup;      /* a normal lookup applies to this packet */
 	bool same;        /* a burst's packet with the previous one's tuple */
 	bool absent;      /* stage 3 saw the row without the tuple */
