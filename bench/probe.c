@@ -47,6 +47,7 @@
 #include <string.h>
 
 #include "bench_util.h"
+#include "support/frame.h"
 #include "ovs/frames.h"
 #include "base/state.h"
 #include "table/conn_key.h"
@@ -275,7 +276,7 @@ int main(int argc, char **argv)
 		uint32_t flows = (uint32_t)arg_u64(argc, argv, 2, 1000);
 		uint64_t l = arg_u64(argc, argv, 3, 200000);
 		uint32_t *cnt = calloc(flows, sizeof(*cnt));
-		static uint8_t fb[CT_BURST_MAX][BU_FRAME_HDR_MAX];
+		static uint8_t fb[CT_BURST_MAX][TS_FRAME_HDR_MAX];
 		const uint8_t *fr[CT_BURST_MAX];
 		uint32_t cl[CT_BURST_MAX], wi[CT_BURST_MAX];
 		struct ct_packet pk[CT_BURST_MAX];
@@ -295,7 +296,7 @@ int main(int argc, char **argv)
 				bu_flow_tuple(&tu, f, IPPROTO_TCP, 0);
 				/* bu_fill_tcp sent the first data/ACK pair */
 				bu_tcp_established(&p, &tu, 2 + cnt[f]++);
-				cl[j] = bu_frame(fb[j], &p, false, &wi[j]);
+				cl[j] = ts_frame(fb[j], &p, false, &wi[j]);
 				fr[j] = fb[j];
 				if (++f == flows)
 					f = 0;

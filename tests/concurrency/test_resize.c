@@ -134,7 +134,7 @@ static void *reader_main(void *arg)
 						      : stress_below(&w->rng, pub);
 		tu = grow_tuple(ins, i);
 		if (stress_below(&w->rng, 2))
-			tu = stress_reverse(&tu);
+			tu = ts_reverse(&tu);
 		if (ct_table_lookup(thr, &tu, NULL, NULL) != 1)
 			atomic_fetch_add(&g->missing, 1);
 		n++;

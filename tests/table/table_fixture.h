@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "ctrack/ctrack.h"
+#include "support/tuple.h"
 #include "base/hash.h"
 #include "table/htab.h"
 #include "proto/tcp.h"
@@ -60,14 +61,9 @@ static inline struct ct_packet udp4(uint32_t src, uint32_t dst, uint16_t sp, uin
 {
 	struct ct_packet p;
 
-	memset(&p, 0, sizeof(p));
-	p.kind = CT_PKT_TRACKABLE;
-	p.tuple.l3 = CT_L3_IPV4;
-	p.tuple.l4 = IPPROTO_UDP;
-	p.tuple.src.ip4 = htonl(src);
-	p.tuple.dst.ip4 = htonl(dst);
-	p.tuple.sport = sp;
-	p.tuple.dport = dp;
+	struct ct_tuple t = ts_tuple4(IPPROTO_UDP, src, dst, sp, dp);
+
+	ts_packet_of(&p, &t);
 	p.l3_len = 48;
 	p.l4_len = 28;
 	p.payload_len = 20;
@@ -78,10 +74,7 @@ static inline struct ct_packet reply_of(const struct ct_packet *p)
 {
 	struct ct_packet r = *p;
 
-	r.tuple.src = p->tuple.dst;
-	r.tuple.dst = p->tuple.src;
-	r.tuple.sport = p->tuple.dport;
-	r.tuple.dport = p->tuple.sport;
+	r.tuple = ts_reverse(&p->tuple);
 	return r;
 }
 
