@@ -7,7 +7,7 @@
  * in the lookup, both build an entry, and the row lock lets one insert;
  * the other finds a live entry with its tuple (or the inverse), drops its
  * own, counts clash_resolve, flags its verdict CT_VF_CLASH and looks the
- * winner up (track.c).
+ * winner up (track/create.c).
  *
  * Each round releases two threads from a spinning barrier with the first
  * packet of a fresh flow each - the same packet, or the two directions of

@@ -152,7 +152,7 @@ static void test_busy_pass_reads_only_the_rows_of_due_subs(void **state)
 
 static void test_pass_in_tiny_slices_leaves_nothing_due(void **state)
 {
-	/* The collector finds due rows ahead of removing them (gc.c); a
+	/* The collector finds due rows ahead of removing them (expire/scan.c, visit.c); a
 	 * slice that ends on its budget must still remove what it found, and
 	 * a pass reported done must have removed every due entry.  500
 	 * entries due at 30 s, 500 at 60 s; slices of 1 ns at 45 s. */

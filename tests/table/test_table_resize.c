@@ -146,7 +146,7 @@ static void test_resize_by_a_quarter_from_960_rows_keeps_every_entry_findable(vo
 	} while (!atomic_load(&h->future) && N <= T + 64);
 	assert_true(N > T);
 	assert_true(N <= T + 64);
-	/* the next insert migrates 8 rows (table_impl.h) */
+	/* the next insert migrates 8 rows (table/resize.h) */
 	{
 		struct ct_packet p = udp4(0x0a000000 + N, 0x0b000002, 1000, 53);
 

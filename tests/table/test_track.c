@@ -558,7 +558,7 @@ static struct ct_packet udp6(const char *src, const char *dst, uint8_t hops)
 }
 
 /* Every entry of @t lies within the reach a burst prefetches for a
- * packet of its family and protocol (track.c, stage 3): its extensions
+ * packet of its family and protocol (track/track.c, stage 3): its extensions
  * among the table's ext_seen, so its object no larger.  Returns the
  * entries checked. */
 static unsigned entries_within_prefetch_reach(struct ct_table *t)
