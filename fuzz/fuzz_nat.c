@@ -34,7 +34,8 @@
 
 #include "ctrack/nat.h"
 #include "ctrack/packet.h"
-#include "parse_priv.h"
+#include "parse/checksum.h"
+#include "parse/wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
+#include "base/hash.h"
 #include "nat/nat_priv.h"
 
 struct bysrc_node {

@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
+#include "base/hash.h"
 #include "nat/nat_priv.h"
 
 #define PM_SMALL 32

@@ -37,7 +37,7 @@
 #include <time.h>
 
 #include "nat/nat_priv.h"
-#include "parse_priv.h"
+#include "parse/wire.h"
 
 static bool is_icmp(uint8_t l4)
 {

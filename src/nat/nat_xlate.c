@@ -33,7 +33,9 @@
 
 #include "nat/nat_csum.h"
 #include "nat/nat_priv.h"
-#include "parse_priv.h"
+#include "parse/checksum.h"
+#include "parse/wire.h"
+#include "parse/ip6_ext.h"
 
 struct xl {
 	uint8_t *buf;          /* the IP header of the outer packet */

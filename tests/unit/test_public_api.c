@@ -19,24 +19,13 @@
 
 #include <ctrack/ctrack.h>
 
-static uint16_t csum16(const uint8_t *p, size_t n, uint32_t sum)
-{
-	for (size_t i = 0; i + 1 < n; i += 2)
-		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
-	if (n & 1)
-		sum += (uint32_t)p[n - 1] << 8;
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
-}
+#include "support/csum.h"
 
 /* 14 Ethernet + 20 IPv4 + 8 UDP + 4 payload */
 static size_t make_frame(uint8_t *f, const uint8_t src[4], const uint8_t dst[4],
 			 uint16_t sport, uint16_t dport)
 {
 	uint8_t *ip = f + 14, *udp = ip + 20;
-	uint32_t ps = 0;
-	uint16_t c;
 
 	memset(f, 0, 46);
 	f[12] = 0x08;
@@ -46,21 +35,14 @@ static size_t make_frame(uint8_t *f, const uint8_t src[4], const uint8_t dst[4],
 	ip[9] = 17;
 	memcpy(ip + 12, src, 4);
 	memcpy(ip + 16, dst, 4);
-	c = csum16(ip, 20, 0);
-	ip[10] = (uint8_t)(c >> 8);
-	ip[11] = (uint8_t)c;
+	ts_ip4_csum(ip);
 	udp[0] = (uint8_t)(sport >> 8);
 	udp[1] = (uint8_t)sport;
 	udp[2] = (uint8_t)(dport >> 8);
 	udp[3] = (uint8_t)dport;
 	udp[5] = 12;                /* length */
 	memcpy(udp + 8, "abcd", 4);
-	for (int i = 0; i < 8; i += 2)   /* pseudo header */
-		ps += (uint32_t)(ip[12 + i] << 8 | ip[13 + i]);
-	ps += 17 + 12;
-	c = csum16(udp, 12, ps);
-	udp[6] = (uint8_t)(c >> 8);
-	udp[7] = (uint8_t)c;
+	ts_l4_csum(ip, false, 17, udp, 12);
 	return 46;
 }
 
