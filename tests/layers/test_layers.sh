@@ -77,10 +77,10 @@ ok_if "a folder README that disagrees with the table fails" \
 	fails_on "$t" 'src/ns/README.md: "May use: base." but docs/architecture.md says base, table'
 
 t=$(tree unlisted)
-mkdir -p "$t/src/nat"
-printf '/* SPDX-License-Identifier: BSD-3-Clause */\n#include "table/member.h"\n' >"$t/src/nat/nat.c"
+mkdir -p "$t/src/unlisted"
+printf '/* SPDX-License-Identifier: BSD-3-Clause */\n#include "table/member.h"\n' >"$t/src/unlisted/unlisted.c"
 ok_if "a folder the table does not list fails" \
-	fails_on "$t" 'src/nat/: a folder docs/architecture.md does not list'
+	fails_on "$t" 'src/unlisted/: a folder docs/architecture.md does not list'
 
 t=$(tree flat)
 printf '/* SPDX-License-Identifier: BSD-3-Clause */\n' >"$t/src/loose.c"
