@@ -25,6 +25,7 @@
 
 #include "ctrack/packet.h"
 #include "pcap_util.h"
+#include "support/csum.h"
 
 static void load(struct tcap *tc, const char *name)
 {
@@ -315,22 +316,6 @@ static void test_own_source_routed_packets_use_current_destination(void **state)
 
 /* ---- synthetic packets; sums computed here with a plain 16-bit loop ---- */
 
-static uint32_t sum16(const uint8_t *p, size_t n, uint32_t s)
-{
-	for (size_t i = 0; i + 1 < n; i += 2)
-		s += (uint32_t)p[i] << 8 | p[i + 1];
-	if (n & 1)
-		s += (uint32_t)p[n - 1] << 8;
-	return s;
-}
-
-static uint16_t fold(uint32_t s)
-{
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
-}
-
 static size_t ip4_udp(uint8_t *p, uint8_t proto, size_t l4len)
 {
 	memset(p, 0, 20 + l4len);
@@ -342,7 +327,7 @@ static size_t ip4_udp(uint8_t *p, uint8_t proto, size_t l4len)
 	p[12] = 192; p[13] = 0; p[14] = 2; p[15] = 1;
 	p[16] = 198; p[17] = 51; p[18] = 100; p[19] = 7;
 	{
-		uint16_t c = fold(sum16(p, 20, 0));
+		uint16_t c = ts_fold(ts_sum16(p, 20, 0));
 
 		p[10] = (uint8_t)(c >> 8);
 		p[11] = (uint8_t)c;
@@ -378,12 +363,12 @@ static size_t ip6_udp(uint8_t *p, uint8_t proto, size_t l4len)
 /* Pseudo-header sum, RFC 768 / RFC 8200 layout, with @proto and @len. */
 static uint32_t pseudo4(const uint8_t *ip, uint8_t proto, uint32_t len)
 {
-	return sum16(ip + 12, 8, 0) + proto + len;
+	return ts_sum16(ip + 12, 8, 0) + proto + len;
 }
 
 static uint32_t pseudo6(const uint8_t *ip, uint8_t proto, uint32_t len)
 {
-	return sum16(ip + 8, 32, 0) + (len >> 16) + (len & 0xffff) + proto;
+	return ts_sum16(ip + 8, 32, 0) + (len >> 16) + (len & 0xffff) + proto;
 }
 
 static void set_csum(uint8_t *l4, uint16_t c)
@@ -406,7 +391,7 @@ static void test_udp_zero_checksum_is_not_checked_in_either_family(void **state)
 	assert_int_equal(ct_parse_ip(&pkt, p, (uint32_t)n, (uint32_t)n, 0),
 			 CT_PKT_TRACKABLE);
 	assert_true(ct_packet_l4_csum_ok(&pkt));
-	set_csum(p + 20, fold(pseudo4(p, 17, 30) + sum16(p + 20, 30, 0)));
+	set_csum(p + 20, ts_fold(pseudo4(p, 17, 30) + ts_sum16(p + 20, 30, 0)));
 	assert_true(ct_packet_l4_csum_ok(&pkt));
 	p[20 + 29] ^= 1;
 	assert_false(ct_packet_l4_csum_ok(&pkt));
@@ -415,7 +400,7 @@ static void test_udp_zero_checksum_is_not_checked_in_either_family(void **state)
 	assert_int_equal(ct_parse_ip(&pkt, p, (uint32_t)n, (uint32_t)n, 0),
 			 CT_PKT_TRACKABLE);
 	assert_true(ct_packet_l4_csum_ok(&pkt));
-	set_csum(p + 40, fold(pseudo6(p, 17, 31) + sum16(p + 40, 31, 0)));
+	set_csum(p + 40, ts_fold(pseudo6(p, 17, 31) + ts_sum16(p + 40, 31, 0)));
 	assert_true(ct_packet_l4_csum_ok(&pkt));
 	p[40 + 30] ^= 1;
 	assert_false(ct_packet_l4_csum_ok(&pkt));
@@ -439,13 +424,13 @@ static void test_udplite_is_checked_as_udplite_error_does(void **state)
 	/* IPv4, 200 bytes of UDP-Lite, coverage 20 */
 	n = ip4_udp(p, 136, 200);
 	p[24] = 0; p[25] = 20;
-	set_csum(p + 20, fold(pseudo4(p, 136, 200) + sum16(p + 20, 20, 0)));
+	set_csum(p + 20, ts_fold(pseudo4(p, 136, 200) + ts_sum16(p + 20, 20, 0)));
 	assert_int_equal(ct_parse_ip(&pkt, p, (uint32_t)n, (uint32_t)n, 0),
 			 CT_PKT_TRACKABLE);
 	assert_false(ct_packet_l4_csum_ok(&pkt));       /* RFC 3828 */
 	set_csum(p + 20, 0);
-	set_csum(p + 20, fold(sum16(p + 12, 8, 0) + 17 + (200 & 0xff) +
-			      sum16(p + 20, 20, 0)));
+	set_csum(p + 20, ts_fold(ts_sum16(p + 12, 8, 0) + 17 + (200 & 0xff) +
+			      ts_sum16(p + 20, 20, 0)));
 	assert_true(ct_packet_l4_csum_ok(&pkt));        /* kernel's sum */
 	p[20 + 150] ^= 0xff;                            /* not covered */
 	assert_true(ct_packet_l4_csum_ok(&pkt));
@@ -455,12 +440,12 @@ static void test_udplite_is_checked_as_udplite_error_does(void **state)
 	/* IPv6, coverage 0 (everything) */
 	n = ip6_udp(p, 136, 64);
 	p[44] = 0; p[45] = 0;
-	set_csum(p + 40, fold(pseudo6(p, 136, 64) + sum16(p + 40, 64, 0)));
+	set_csum(p + 40, ts_fold(pseudo6(p, 136, 64) + ts_sum16(p + 40, 64, 0)));
 	assert_int_equal(ct_parse_ip(&pkt, p, (uint32_t)n, (uint32_t)n, 0),
 			 CT_PKT_TRACKABLE);
 	assert_false(ct_packet_l4_csum_ok(&pkt));
 	set_csum(p + 40, 0);
-	set_csum(p + 40, fold(pseudo6(p, 17, 64) + sum16(p + 40, 64, 0)));
+	set_csum(p + 40, ts_fold(pseudo6(p, 17, 64) + ts_sum16(p + 40, 64, 0)));
 	assert_true(ct_packet_l4_csum_ok(&pkt));
 }
 
@@ -485,7 +470,7 @@ static void test_what_conntrack_does_not_check_passes(void **state)
 	p[6] = 0x20;                    /* MF: a first fragment */
 	p[10] = p[11] = 0;
 	{
-		uint16_t c = fold(sum16(p, 20, 0));
+		uint16_t c = ts_fold(ts_sum16(p, 20, 0));
 
 		p[10] = (uint8_t)(c >> 8);
 		p[11] = (uint8_t)c;
@@ -511,8 +496,8 @@ static void test_fast_sum_matches_the_plain_sum_at_every_length(void **state)
 		size_t n = ip4_udp(p, 17, len);
 
 		memcpy(p + 28, buf, len - 8);
-		set_csum(p + 20, fold(pseudo4(p, 17, (uint32_t)len) +
-				      sum16(p + 20, len, 0)));
+		set_csum(p + 20, ts_fold(pseudo4(p, 17, (uint32_t)len) +
+				      ts_sum16(p + 20, len, 0)));
 		if (p[26] == 0 && p[27] == 0)
 			continue;       /* would read as "no checksum" */
 		assert_int_equal(ct_parse_ip(&pkt, p, (uint32_t)n,

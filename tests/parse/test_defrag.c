@@ -23,6 +23,8 @@
 #include "ctrack/defrag.h"
 #include "ctrack/packet.h"
 #include "pcap_util.h"
+#include "support/csum.h"
+#include "support/wire.h"
 
 #define SEC 1000000000ull
 
@@ -459,32 +461,14 @@ static void test_own_fragment_captures_do_not_break_it(void **state)
 
 /* ---- synthetic fragments ---- */
 
-static void put16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void ip4_csum(uint8_t *p)
-{
-	uint32_t s = 0;
-
-	p[10] = p[11] = 0;
-	for (int i = 0; i < 20; i += 2)
-		s += (uint32_t)p[i] << 8 | p[i + 1];
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	put16(p + 10, ~s & 0xffff);
-}
-
 /* The datagram being cut: UDP 1111 -> 2222, @len bytes, known pattern. */
 static void payload(uint8_t *u, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
 		u[i] = (uint8_t)(i * 29 + 3);
-	put16(u, 1111);
-	put16(u + 2, 2222);
-	put16(u + 4, (uint32_t)len);
+	ts_put16(u, 1111);
+	ts_put16(u + 2, 2222);
+	ts_put16(u + 4, (uint32_t)len);
 	u[6] = u[7] = 0;
 }
 
@@ -502,14 +486,14 @@ static void frag4(struct frame *f, const uint8_t *dgram, uint32_t off,
 	memset(p, 0, 20);
 	p[0] = 0x45;
 	p[1] = tos;
-	put16(p + 2, 20 + n);
-	put16(p + 4, id);
-	put16(p + 6, (more ? 0x2000 : 0) | (off / 8));
+	ts_put16(p + 2, 20 + n);
+	ts_put16(p + 4, id);
+	ts_put16(p + 6, (more ? 0x2000 : 0) | (off / 8));
 	p[8] = 64;
 	p[9] = 17;
 	p[12] = 10; p[15] = 1;
 	p[16] = 10; p[19] = 2;
-	ip4_csum(p);
+	ts_ip4_csum(p);
 	memcpy(p + 20, dgram + off, n);
 	f->len = 20 + n;
 }
@@ -524,7 +508,7 @@ static void frag6(struct frame *f, const uint8_t *dgram, uint32_t off,
 
 	memset(p, 0, 48 + h);
 	p[0] = 0x60;
-	put16(p + 4, h + 8 + n);
+	ts_put16(p + 4, h + 8 + n);
 	p[6] = dstopts ? 60 : 44;
 	p[7] = 64;
 	p[8] = 0x20; p[9] = 0x01; p[10] = 0x0d; p[11] = 0xb8; p[23] = 1;
@@ -537,7 +521,7 @@ static void frag6(struct frame *f, const uint8_t *dgram, uint32_t off,
 	}
 	fh = p + 40 + h;
 	fh[0] = 17;
-	put16(fh + 2, off | (more ? 1 : 0));
+	ts_put16(fh + 2, off | (more ? 1 : 0));
 	fh[4] = (uint8_t)(id >> 24);
 	fh[5] = (uint8_t)(id >> 16);
 	fh[6] = (uint8_t)(id >> 8);
@@ -765,7 +749,7 @@ static void test_fragment_length_not_a_multiple_of_eight(void **state)
 	assert_int_equal(out.l3_len, 60);
 	assert_memory_equal(out.l4, dg, sizeof(dg));
 
-	put16(dg + 4, 21);                      /* UDP length = this piece */
+	ts_put16(dg + 4, 21);                      /* UDP length = this piece */
 	frag6(&a, dg, 0, 21, true, 4, false);
 	assert_int_equal(feed(d, &a, 0, &out), 1);
 	assert_int_equal(out.kind, CT_PKT_TRACKABLE);
@@ -797,7 +781,7 @@ static void test_odd_length_piece_kills_the_queued_ipv6_datagram(void **state)
 
 	(void)state;
 	payload(dg, sizeof(dg));
-	put16(dg + 4, sizeof(dg));
+	ts_put16(dg + 4, sizeof(dg));
 	for (uint32_t id = 4; id <= 6; id += 2) {
 		if (id == 6) {
 			frag4(&v4, dg, 0, 16, true, 9, 0);
@@ -857,7 +841,7 @@ static void test_fragments_meet_only_under_the_kernels_key(void **state)
 	frag4(&a, dg, 0, 16, true, 11, 0);
 	frag4(&b, dg, 16, 16, false, 11, 0);
 	b.b[9] = 6;                                     /* other protocol */
-	ip4_csum(b.b);
+	ts_ip4_csum(b.b);
 	assert_int_equal(feed(d, &a, 0, &out), 0);
 	assert_int_equal(feed(d, &b, 0, &out), 0);
 

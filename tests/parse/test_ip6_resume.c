@@ -31,8 +31,10 @@
 
 #include "ctrack/defrag.h"
 #include "ctrack/packet.h"
-#include "parse_priv.h"
+#include "parse/ip.h"
 #include "pcap_util.h"
+#include "support/csum.h"
+#include "support/wire.h"
 
 /* The full parse, as defrag.c did it before the resume. */
 static enum ct_pkt_kind oracle(const struct ct_packet *frag, struct ct_packet *o)
@@ -196,12 +198,6 @@ static uint32_t rnd(uint32_t n)
 	return (uint32_t)((rng >> 11) % n);
 }
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
 /* One random IPv6 packet whose chain holds a first fragment header
  * (offset 0, M set) somewhere, then anything.  Returns its length. */
 static uint32_t random_packet(uint8_t *b, uint32_t size, uint32_t *wire)
@@ -243,7 +239,7 @@ static uint32_t random_packet(uint8_t *b, uint32_t size, uint32_t *wire)
 			if (!frag && !rnd(3))
 				fo = 1;
 			b[off + 1] = 0;
-			put16(b + off + 2, fo);
+			ts_put16(b + off + 2, fo);
 			hl = 8;
 		} else if (t == 51) {
 			b[off + 1] = (uint8_t)rnd(4);
@@ -269,7 +265,7 @@ static uint32_t random_packet(uint8_t *b, uint32_t size, uint32_t *wire)
 	if (len > size)
 		len = size;
 	/* the payload length: right most of the time */
-	put16(b + 4, (uint16_t)(rnd(10) ? len - 40 : rnd(len)));
+	ts_put16(b + 4, (uint16_t)(rnd(10) ? len - 40 : rnd(len)));
 	*wire = len;
 	/* a cut capture now and then */
 	return rnd(6) ? len : 40 + rnd(len - 39);

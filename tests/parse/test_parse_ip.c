@@ -27,6 +27,8 @@
 
 #include "ctrack/packet.h"
 #include "pcap_util.h"
+#include "support/csum.h"
+#include "support/wire.h"
 
 static void load(struct tcap *tc, const char *name)
 {
@@ -44,51 +46,21 @@ static void assert_ip6(const union ct_addr *a, const char *text)
 
 /* ---- builders for synthetic packets ---- */
 
-static void put16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, v >> 16);
-	put16(p + 2, v);
-}
-
 /* IPv4 header (20 bytes, checksum filled) + @l4 of @n bytes at @p. */
 static size_t mk_ip4(uint8_t *p, uint8_t proto, const uint8_t *l4, size_t n)
 {
-	uint32_t s = 0;
-
 	memset(p, 0, 20);
 	p[0] = 0x45;
-	put16(p + 2, (uint32_t)(20 + n));
-	put16(p + 4, 0x1234);
+	ts_put16(p + 2, (uint32_t)(20 + n));
+	ts_put16(p + 4, 0x1234);
 	p[8] = 64;
 	p[9] = proto;
 	p[12] = 10; p[15] = 1;          /* 10.0.0.1 */
 	p[16] = 10; p[19] = 2;          /* 10.0.0.2 */
-	for (int i = 0; i < 20; i += 2)
-		s += (uint32_t)p[i] << 8 | p[i + 1];
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	put16(p + 10, ~s & 0xffff);
+	ts_ip4_csum(p);
 	if (n)
 		memcpy(p + 20, l4, n);
 	return 20 + n;
-}
-
-static void ip4_fix_csum(uint8_t *p)
-{
-	uint32_t s = 0, ihl = (uint32_t)(p[0] & 15) * 4;
-
-	p[10] = p[11] = 0;
-	for (uint32_t i = 0; i < ihl; i += 2)
-		s += (uint32_t)p[i] << 8 | p[i + 1];
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	put16(p + 10, ~s & 0xffff);
 }
 
 /* IPv6 header + @rest (extension headers and L4) of @n bytes. */
@@ -96,7 +68,7 @@ static size_t mk_ip6(uint8_t *p, uint8_t nh, const uint8_t *rest, size_t n)
 {
 	memset(p, 0, 40);
 	p[0] = 0x60;
-	put16(p + 4, (uint32_t)n);
+	ts_put16(p + 4, (uint32_t)n);
 	p[6] = nh;
 	p[7] = 64;
 	p[8] = 0x20; p[9] = 0x01; p[10] = 0x0d; p[11] = 0xb8; p[23] = 1;
@@ -113,13 +85,13 @@ static size_t mk_tcp(uint8_t *p, uint8_t flags, const uint8_t *opts,
 	size_t hl = 20 + optlen;
 
 	memset(p, 0, hl + payload);
-	put16(p, 40000);
-	put16(p + 2, 80);
-	put32(p + 4, 1000);
-	put32(p + 8, 2000);
+	ts_put16(p, 40000);
+	ts_put16(p + 2, 80);
+	ts_put32(p + 4, 1000);
+	ts_put32(p + 8, 2000);
 	p[12] = (uint8_t)((hl / 4) << 4);
 	p[13] = flags;
-	put16(p + 14, 512);
+	ts_put16(p + 14, 512);
 	if (optlen)
 		memcpy(p + 20, opts, optlen);
 	return hl + payload;
@@ -1102,19 +1074,19 @@ static void test_ipv4_header_checks(void **state)
 	assert_true(pkt.ip_csum_bad);           /* ct_process decides */
 	p[8] ^= 1;
 
-	put16(p + 2, 19);                       /* total < header */
-	ip4_fix_csum(p);
+	ts_put16(p + 2, 19);                       /* total < header */
+	ts_ip4_csum(p);
 	assert_int_equal(parse_raw(&pkt, p, n), CT_PKT_INVALID);
 	assert_int_equal(pkt.reason, CT_PR_IP_BAD_HDR_LEN);
 
-	put16(p + 2, 29);                       /* one byte more than wire */
-	ip4_fix_csum(p);
+	ts_put16(p + 2, 29);                       /* one byte more than wire */
+	ts_ip4_csum(p);
 	assert_int_equal(parse_raw(&pkt, p, n), CT_PKT_INVALID);
 	assert_int_equal(pkt.reason, CT_PR_IP_BAD_TOTAL_LEN);
 
-	put16(p + 2, 28);
+	ts_put16(p + 2, 28);
 	p[0] = 0x46;                            /* 24-byte header, option */
-	ip4_fix_csum(p);
+	ts_ip4_csum(p);
 	assert_int_equal(parse_raw(&pkt, p, n), CT_PKT_INVALID);
 	assert_int_equal(pkt.reason, CT_PR_L4_TRUNCATED);  /* 4-byte UDP */
 
@@ -1130,8 +1102,8 @@ static void test_ipv4_fragments_report_offset_and_first_ports(void **state)
 	struct ct_packet pkt;
 
 	(void)state;
-	put16(p + 6, 0x2000);                   /* MF, offset 0 */
-	ip4_fix_csum(p);
+	ts_put16(p + 6, 0x2000);                   /* MF, offset 0 */
+	ts_ip4_csum(p);
 	assert_int_equal(parse_raw(&pkt, p, n), CT_PKT_FRAGMENT);
 	assert_true(pkt.is_fragment);
 	assert_true(pkt.frag_more);
@@ -1141,16 +1113,16 @@ static void test_ipv4_fragments_report_offset_and_first_ports(void **state)
 	assert_int_equal(pkt.tuple.dport, 53);
 	assert_int_equal(pkt.l4_len, 16);
 
-	put16(p + 6, 0x0003);                   /* last, offset 24 */
-	ip4_fix_csum(p);
+	ts_put16(p + 6, 0x0003);                   /* last, offset 24 */
+	ts_ip4_csum(p);
 	assert_int_equal(parse_raw(&pkt, p, n), CT_PKT_FRAGMENT);
 	assert_false(pkt.frag_more);
 	assert_int_equal(pkt.frag_offset, 24);
 	assert_int_equal(pkt.tuple.sport, 0);
 	assert_int_equal(pkt.tuple.l4, 17);
 
-	put16(p + 6, 0x4000);                   /* DF only: not a fragment */
-	ip4_fix_csum(p);
+	ts_put16(p + 6, 0x4000);                   /* DF only: not a fragment */
+	ts_ip4_csum(p);
 	assert_int_equal(parse_raw(&pkt, p, n), CT_PKT_INVALID);
 	assert_int_equal(pkt.reason, CT_PR_UDP_BAD_LEN); /* length 40 > 16 */
 }
@@ -1324,7 +1296,7 @@ static void test_ipv6_fragments(void **state)
 	assert_int_equal(pkt.tuple.l4, 17);
 	/* atomic: offset 0, M=0 -> an ordinary packet, 8 bytes less */
 	rest[3] = 0;
-	put16(rest + 12, 16);
+	ts_put16(rest + 12, 16);
 	assert_int_equal(parse_raw(&pkt, p, mk_ip6(p, 44, rest, sizeof(rest))),
 			 CT_PKT_TRACKABLE);
 	assert_false(pkt.is_fragment);
@@ -1390,7 +1362,7 @@ static void test_icmp_type_and_quote_rules(void **state)
 	(void)state;
 	memset(ic, 0, sizeof(ic));
 	ic[0] = 8;                                      /* echo */
-	put16(ic + 4, 0x4242);
+	ts_put16(ic + 4, 0x4242);
 	assert_int_equal(parse_raw(&pkt, p, mk_ip4(p, 1, ic, 8)),
 			 CT_PKT_TRACKABLE);
 	assert_int_equal(pkt.tuple.sport, 0x4242);
@@ -1431,11 +1403,11 @@ static void test_icmp_type_and_quote_rules(void **state)
 			 CT_PKT_INVALID);
 	assert_int_equal(pkt.reason, CT_PR_ICMP_BAD);
 	/* quoted packet is a later fragment */
-	put16(ic + 8 + 6, 0x0001);
+	ts_put16(ic + 8 + 6, 0x0001);
 	assert_int_equal(parse_raw(&pkt, p, mk_ip4(p, 1, ic, 8 + 24)),
 			 CT_PKT_INVALID);
 	assert_int_equal(pkt.reason, CT_PR_ICMP_BAD);
-	put16(ic + 8 + 6, 0);
+	ts_put16(ic + 8 + 6, 0);
 	/* quoted ICMP needs its 8 bytes */
 	ic[8 + 9] = 1;
 	assert_int_equal(parse_raw(&pkt, p, mk_ip4(p, 1, ic, 8 + 24)),
@@ -1513,11 +1485,11 @@ static void test_sctp_chunk_structure_rules(void **state)
 
 	(void)state;
 	memset(s, 0, sizeof(s));
-	put16(s, 5000);
-	put16(s + 2, 6000);
+	ts_put16(s, 5000);
+	ts_put16(s + 2, 6000);
 	/* INIT (20 bytes) + DATA (16 bytes): INIT must be alone */
-	s[12] = 1; put16(s + 14, 20); put32(s + 16, 0xabcdef01);
-	s[32] = 0; put16(s + 34, 16);
+	s[12] = 1; ts_put16(s + 14, 20); ts_put32(s + 16, 0xabcdef01);
+	s[32] = 0; ts_put16(s + 34, 16);
 	assert_int_equal(parse_raw(&pkt, p, mk_ip4(p, 132, s, 48)),
 			 CT_PKT_INVALID);
 	assert_int_equal(pkt.reason, CT_PR_SCTP_BAD);
@@ -1530,8 +1502,8 @@ static void test_sctp_chunk_structure_rules(void **state)
 			 CT_PKT_INVALID);
 	assert_int_equal(pkt.reason, CT_PR_SCTP_BAD);
 	/* DATA then COOKIE ECHO: cookie must come first */
-	s[12] = 0; put16(s + 14, 20);
-	s[32] = 10; put16(s + 34, 4);
+	s[12] = 0; ts_put16(s + 14, 20);
+	s[32] = 10; ts_put16(s + 34, 4);
 	assert_int_equal(parse_raw(&pkt, p, mk_ip4(p, 132, s, 36)),
 			 CT_PKT_INVALID);
 	/* COOKIE ECHO then DATA: fine */
@@ -1541,7 +1513,7 @@ static void test_sctp_chunk_structure_rules(void **state)
 	assert_int_equal(pkt.u.sctp.n_chunks, 2);
 	assert_int_equal(pkt.u.sctp.chunk_map, (1u << 10) | 1u);
 	/* a zero-length chunk */
-	put16(s + 34, 0);
+	ts_put16(s + 34, 0);
 	assert_int_equal(parse_raw(&pkt, p, mk_ip4(p, 132, s, 36)),
 			 CT_PKT_INVALID);
 	/* no chunk at all */
@@ -1549,7 +1521,7 @@ static void test_sctp_chunk_structure_rules(void **state)
 			 CT_PKT_INVALID);
 	assert_int_equal(pkt.reason, CT_PR_SCTP_BAD);
 	/* chunk types >= 32 are counted, not mapped */
-	s[12] = 0xc0; put16(s + 14, 8);
+	s[12] = 0xc0; ts_put16(s + 14, 8);
 	assert_int_equal(parse_raw(&pkt, p, mk_ip4(p, 132, s, 20)),
 			 CT_PKT_TRACKABLE);
 	assert_int_equal(pkt.u.sctp.chunk_map, 0);
@@ -1620,14 +1592,14 @@ static void test_tcp_options(void **state)
 
 	/* ack = 2000; right edges 0x0000_1000 (after), 0xffff_0000 (before,
 	 * in sequence space), 3000 (after, highest) */
-	put32(sack + 4, 100); put32(sack + 8, 0x1000);
-	put32(sack + 12, 0xfffe0000); put32(sack + 16, 0xffff0000);
-	put32(sack + 20, 2500); put32(sack + 24, 3000);
+	ts_put32(sack + 4, 100); ts_put32(sack + 8, 0x1000);
+	ts_put32(sack + 12, 0xfffe0000); ts_put32(sack + 16, 0xffff0000);
+	ts_put32(sack + 20, 2500); ts_put32(sack + 24, 3000);
 	assert_int_equal(parse_raw(&pkt, p, mk_ip4(p, 6, t,
 			 mk_tcp(t, CT_TCP_ACK, sack, 28, 0))), CT_PKT_TRACKABLE);
 	assert_true(pkt.u.tcp.opts & CT_TCPOPT_SACK);
 	assert_int_equal(pkt.u.tcp.sack_right, 0x1000);
-	put32(sack + 24, 0x2000);
+	ts_put32(sack + 24, 0x2000);
 	assert_int_equal(parse_raw(&pkt, p, mk_ip4(p, 6, t,
 			 mk_tcp(t, CT_TCP_ACK, sack, 28, 0))), CT_PKT_TRACKABLE);
 	assert_int_equal(pkt.u.tcp.sack_right, 0x2000);

@@ -43,9 +43,9 @@
 #include <string.h>
 
 #include "ctrack/settings.h"
-#include "conn_key.h"
-#include "proto.h"
-#include "proto_tcp.h"
+#include "table/conn_key.h"
+#include "proto/proto.h"
+#include "proto/tcp.h"
 #include "../parse/pcap_util.h"
 
 #define CONN_BYTES 128
