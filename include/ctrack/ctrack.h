@@ -12,6 +12,8 @@
  *   ns.h       namespaces and batched teardown
  *   stats.h    counters
  *   settings.h the kernel's knobs
+ *   nat.h      NAT: tuple choice and packet translation (not yet joined
+ *              to the table: docs/nat-design.md)
  */
 #ifndef CTRACK_CTRACK_H
 #define CTRACK_CTRACK_H
@@ -27,5 +29,6 @@
 #include "ctrack/stats.h"
 #include "ctrack/gc.h"
 #include "ctrack/ns.h"
+#include "ctrack/nat.h"
 
 #endif /* CTRACK_CTRACK_H */
