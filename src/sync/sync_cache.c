@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * sync_cache.c - the internal and external caches: connections by their
+ * original tuple (zone included), as conntrackd's cache.c keeps them.
+ *
+ * A chained hash under a random SipHash key (hash.h, the table's own):
+ * the external cache is filled from the network, and a peer that could
+ * aim its tuples at one chain would turn every lookup into a walk.  The
+ * table doubles when the objects outnumber the buckets, up to the cache's
+ * maximum, so a chain stays short; growing rehashes every object at once,
+ * which a node pays only while its cache is still growing (a 1M-entry
+ * resync doubles it about 14 times, ~2M object moves in all).
+ *
+ * The lru list is ALARM's: internal objects in the order they were last
+ * sent, external ones in the order they were last refreshed, so that the
+ * next refresh due and the next entry to expire are each at its head.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sync/sync_node.h"
+
+#define CACHE_MIN_BUCKETS 1024u
+
+int sync_cache_init(struct sync_cache *c, uint64_t max, uint64_t seed)
+{
+	int rc;
+
+	memset(c, 0, sizeof(*c));
+	c->max = max;
+	c->nbuckets = CACHE_MIN_BUCKETS;
+	c->buckets = calloc(c->nbuckets, sizeof(*c->buckets));
+	if (!c->buckets)
+		return -ENOMEM;
+	if (seed) {
+		c->key.k0 = seed;
+		c->key.k1 = seed * 0x9e3779b97f4a7c15ull + 1;
+	} else {
+		rc = ct_hash_key_random(&c->key);
+		if (rc < 0) {
+			free(c->buckets);
+			c->buckets = NULL;
+			return rc;
+		}
+	}
+	c->lru.lprev = c->lru.lnext = &c->lru;
+	return 0;
+}
+
+void sync_cache_fini(struct sync_cache *c)
+{
+	for (uint64_t b = 0; c->buckets && b < c->nbuckets; b++) {
+		struct sync_obj *o = c->buckets[b];
+
+		while (o) {
+			struct sync_obj *next = o->hnext;
+
+			free(o);
+			o = next;
+		}
+	}
+	free(c->buckets);
+	c->buckets = NULL;
+	c->count = c->live = 0;
+}
+
+static uint64_t bucket_of(const struct sync_cache *c, uint64_t hash)
+{
+	return hash & (c->nbuckets - 1);
+}
+
+struct sync_obj *sync_cache_find(struct sync_cache *c, const struct ct_tuple *orig)
+{
+	uint64_t h = ct_hash_tuple(&c->key, orig);
+
+	for (struct sync_obj *o = c->buckets[bucket_of(c, h)]; o; o = o->hnext)
+		if (o->hash == h && ct_tuple_equal(&o->conn.orig, orig))
+			return o;
+	return NULL;
+}
+
+/* Double the buckets; on no memory keep the old ones (chains get longer,
+ * nothing is lost). */
+static void cache_grow(struct sync_cache *c)
+{
+	uint64_t nb = c->nbuckets * 2;
+	struct sync_obj **b = calloc(nb, sizeof(*b));
+
+	if (!b)
+		return;
+	for (uint64_t i = 0; i < c->nbuckets; i++) {
+		struct sync_obj *o = c->buckets[i];
+
+		while (o) {
+			struct sync_obj *next = o->hnext;
+			uint64_t j = o->hash & (nb - 1);
+
+			o->hnext = b[j];
+			b[j] = o;
+			o = next;
+		}
+	}
+	free(c->buckets);
+	c->buckets = b;
+	c->nbuckets = nb;
+}
+
+struct sync_obj *sync_cache_add(struct sync_cache *c, const struct ct_sync_conn *conn,
+				ct_time_ns now, int *err)
+{
+	struct sync_obj *o;
+	uint64_t b;
+
+	if (c->count >= c->max) {
+		c->st.create_failed++;
+		*err = -ENOSPC;
+		return NULL;
+	}
+	o = calloc(1, sizeof(*o));
+	if (!o) {
+		c->st.create_failed++;
+		*err = -ENOMEM;
+		return NULL;
+	}
+	if (c->count >= c->nbuckets)
+		cache_grow(c);
+	o->qn.kind = SQ_OBJ;
+	o->conn = *conn;
+	o->hash = ct_hash_tuple(&c->key, &conn->orig);
+	o->first_ns = o->updated_ns = now;
+	o->status = OBJ_NEW;
+	b = bucket_of(c, o->hash);
+	o->hnext = c->buckets[b];
+	c->buckets[b] = o;
+	c->count++;
+	c->live++;
+	c->st.created++;
+	c->st.active = c->live;
+	return o;
+}
+
+void sync_cache_unhash(struct sync_cache *c, struct sync_obj *o)
+{
+	struct sync_obj **pp = &c->buckets[bucket_of(c, o->hash)];
+
+	while (*pp && *pp != o)
+		pp = &(*pp)->hnext;
+	if (*pp) {
+		*pp = o->hnext;
+		c->count--;
+		if (o->status != OBJ_DEAD)
+			c->live--;
+	}
+	o->hnext = NULL;
+	sync_lru_unlink(o);
+	c->st.active = c->live;
+}
+
+void sync_cache_set_dead(struct sync_cache *c, struct sync_obj *o)
+{
+	if (o->status == OBJ_DEAD)
+		return;
+	o->status = OBJ_DEAD;
+	c->live--;
+	c->st.destroyed++;
+	c->st.active = c->live;
+}
+
+void sync_lru_unlink(struct sync_obj *o)
+{
+	if (!o->lnext)
+		return;
+	o->lprev->lnext = o->lnext;
+	o->lnext->lprev = o->lprev;
+	o->lprev = o->lnext = NULL;
+}
+
+void sync_lru_add_tail(struct sync_cache *c, struct sync_obj *o)
+{
+	sync_lru_unlink(o);
+	o->lprev = c->lru.lprev;
+	o->lnext = &c->lru;
+	c->lru.lprev->lnext = o;
+	c->lru.lprev = o;
+}
