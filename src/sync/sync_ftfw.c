@@ -299,11 +299,12 @@ void sync_ftfw_timers(struct ct_sync_node *n, ct_time_ns now)
 {
 	if (now < n->alive_due)
 		return;
-	/* do_alive_alarm: the pending ACK if there is one, else ALIVE */
+	/* do_alive_alarm: the pending ACK if there is one, else ALIVE -
+	 * unless data is about to go, which says as much */
 	if (n->ack_from_set && n->rseq.set) {
 		sync_queue_ctl(n, CT_SYNC_F_ACK, n->ack_from, n->rseq.last);
 		n->ack_from_set = false;
-	} else {
+	} else if (n->tx.len == 0) {
 		sync_queue_ctl(n, CT_SYNC_F_ALIVE, 0, 0);
 	}
 	n->alive_due = now + n->cfg.alive_ms * SYNC_NS_PER_MS;

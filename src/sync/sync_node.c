@@ -416,6 +416,11 @@ static void handle_msg(struct ct_sync_node *n, const uint8_t *msg,
 	}
 }
 
+/* No sender writes a longer message: conntrackd builds each in a 4096-byte
+ * buffer (BUILD_NETMSG_FROM_CT).  A stream header that claims more has
+ * lost the framing; it is not waited for. */
+#define SYNC_MSG_PLAUSIBLE 4096
+
 /* Walk the messages in @p[0..len); returns the bytes consumed (a stream
  * keeps the rest: a message cut by the end of what arrived). */
 static size_t walk(struct ct_sync_node *n, const uint8_t *p, size_t len,
@@ -429,7 +434,7 @@ static size_t walk(struct ct_sync_node *n, const uint8_t *p, size_t len,
 
 		if (e == CT_SYNC_E_TRUNCATED ||
 		    (e == CT_SYNC_E_BAD_SIZE && h.len > len - off &&
-		     h.len >= CT_SYNC_HDR_LEN)) {
+		     h.len >= CT_SYNC_HDR_LEN && h.len <= SYNC_MSG_PLAUSIBLE)) {
 			if (n->cfg.stream)
 				return off;          /* the rest comes later */
 			sync_count_malformed(n, e);
@@ -459,25 +464,51 @@ static size_t walk(struct ct_sync_node *n, const uint8_t *p, size_t len,
 	return off;
 }
 
-/* A stream that lost its framing: skip to the next byte that can start a
- * message (version 1, a known type, a length that fits what a sender
- * writes).  The peer resends nothing for TCP (NOTRACK); what was skipped
- * is lost, and counted. */
-static size_t stream_find_header(const uint8_t *p, size_t len)
+/* A stream that lost its framing: skip to the next bytes that look like
+ * what a sender writes.  Checked: version 1; a control message of 8 or 16
+ * bytes with known flags; a data message of an aligned length up to
+ * SYNC_MSG_PLAUSIBLE, only HELLO flags, whose first TLV is the address
+ * pair of its family (conntrackd's ct2msg and exp2msg both start so).
+ * Returns the offset of the first candidate, or of the last bytes that
+ * could still begin one when more arrive.  The peer resends nothing over
+ * TCP (NOTRACK): what is skipped is lost, and counted. */
+static bool stream_plausible(const uint8_t *p, size_t avail, bool *need_more)
 {
-	for (size_t i = 0; i + CT_SYNC_HDR_LEN <= len; i++) {
-		uint8_t type = p[i] & 0x0f;
-		uint16_t mlen = ct_sync_rd16(p + i + 2);
+	uint8_t type = p[0] & 0x0f, flags = p[1];
+	uint16_t mlen = ct_sync_rd16(p + 2);
 
-		if ((p[i] >> 4) != CT_SYNC_VERSION)
-			continue;
-		if (type > CT_SYNC_T_STATE_MAX && type != CT_SYNC_T_CTL)
-			continue;
-		if (mlen < CT_SYNC_HDR_LEN || mlen > CT_SYNC_CONN_MSG_MAX || (mlen & 3))
-			continue;
-		return i;
+	*need_more = false;
+	if ((p[0] >> 4) != CT_SYNC_VERSION)
+		return false;
+	if (type == CT_SYNC_T_CTL)
+		return (mlen == CT_SYNC_HDR_LEN || mlen == CT_SYNC_ACK_LEN) &&
+		       flags && !(flags & ~0x7eu);
+	if (type > CT_SYNC_T_STATE_MAX || (flags & ~(CT_SYNC_F_HELLO | CT_SYNC_F_HELLO_BACK)))
+		return false;
+	if (mlen < CT_SYNC_HDR_LEN + 12 || mlen > SYNC_MSG_PLAUSIBLE || (mlen & 3))
+		return false;
+	if (avail < CT_SYNC_HDR_LEN + 4) {
+		*need_more = true;
+		return true;
 	}
-	return len >= CT_SYNC_HDR_LEN ? len - (CT_SYNC_HDR_LEN - 1) : 0;
+	return (ct_sync_rd16(p + 8) == 12 && ct_sync_rd16(p + 10) == CT_SYNC_A_IPV4) ||
+	       (ct_sync_rd16(p + 8) == 36 && ct_sync_rd16(p + 10) == CT_SYNC_A_IPV6);
+}
+
+static size_t stream_find_header(const uint8_t *p, size_t len, bool *verified)
+{
+	*verified = false;
+	for (size_t i = 0; i < len; i++) {
+		bool more;
+
+		if (len - i < CT_SYNC_HDR_LEN)
+			return i;                /* decide when more arrives */
+		if (stream_plausible(p + i, len - i, &more)) {
+			*verified = !more;
+			return i;
+		}
+	}
+	return len;
 }
 
 int ct_sync_node_recv(struct ct_sync_node *n, const void *buf, size_t len,
@@ -502,11 +533,12 @@ int ct_sync_node_recv(struct ct_sync_node *n, const void *buf, size_t len,
 		len -= take;
 		for (;;) {
 			if (n->in_skipping) {
-				size_t skip = stream_find_header(n->in, n->in_len);
+				bool verified;
+				size_t skip = stream_find_header(n->in, n->in_len, &verified);
 
 				memmove(n->in, n->in + skip, n->in_len - skip);
 				n->in_len -= skip;
-				if (n->in_len < CT_SYNC_HDR_LEN)
+				if (!verified)
 					break;
 				n->in_skipping = false;
 			}
@@ -666,13 +698,8 @@ ct_time_ns ct_sync_node_run(struct ct_sync_node *n, ct_time_ns now,
 		n->alive_due = now + n->cfg.alive_ms * SYNC_NS_PER_MS;
 	if (n->tx.head.next != &n->tx.head)
 		return now;
-	next = n->alive_due;
-	if (n->cfg.mode == CT_SYNC_ALARM) {
-		ct_time_ns a = sync_alarm_next_due(n);
-
-		if (a < next)
-			next = a;
-	}
+	/* ALARM has no keepalive: its refreshes and expiries are its clock */
+	next = n->cfg.mode == CT_SYNC_ALARM ? sync_alarm_next_due(n) : n->alive_due;
 	return next;
 }
 

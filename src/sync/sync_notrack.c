@@ -84,7 +84,8 @@ void sync_notrack_timers(struct ct_sync_node *n, ct_time_ns now)
 {
 	if (now < n->alive_due)
 		return;
-	sync_queue_ctl(n, CT_SYNC_F_ALIVE, 0, 0);
+	if (n->tx.len == 0)
+		sync_queue_ctl(n, CT_SYNC_F_ALIVE, 0, 0);
 	n->alive_due = now + n->cfg.alive_ms * SYNC_NS_PER_MS;
 }
 
