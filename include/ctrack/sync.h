@@ -550,6 +550,9 @@ struct ct_sync_stats {
 	uint64_t resent;                 /* messages resent after a NACK */
 	uint64_t bulk_sends;             /* whole-cache sends (RESYNC, HELLO,
 					  * ct_sync_node_send_bulk) */
+	uint64_t hello_resyncs;          /* RESYNCs asked because messages were
+					  * lost while a HELLO was about (FTFW;
+					  * docs/sync.md) */
 	uint64_t rs_queue_len, tx_queue_len;
 	uint64_t rs_queue_dropped;       /* oldest resend slots given up when
 					  * the queue was full */

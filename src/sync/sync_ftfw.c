@@ -24,6 +24,18 @@
  * with resync_on_hello queues its whole table for the peer, which has
  * just lost it (conntrackd waits to be asked: StartupResync).
  *
+ * The handshake is FTFW's blind spot.  While a HELLO is about, conntrackd
+ * does not check the numbers of HELLO messages (so it NACKs nothing), and
+ * every HELLO it receives empties its resend queue (so it resends
+ * nothing): what is lost then is lost for good - seen on a 5% lossy link
+ * against conntrackd, a few entries of every startup under churn.  ctrack
+ * checks the numbers of HELLO messages after an episode's first (NACKing
+ * a gap as usual), and when a gap was seen while either side's HELLO was
+ * about, or within HELLO_SETTLE_NS after, it asks the peer for its whole
+ * table once both handshakes are over (hello_resyncs).  A DEL lost in the
+ * blind spot still leaves its entry behind: a resync sends what lives,
+ * not what died.
+ *
  * Where the number stands is sync_seq.c's: out-of-window numbers are
  * dropped (conntrackd takes any), behind ones are dropped as conntrackd
  * drops them.  ACK/NACK ranges naming numbers this node never sent are
@@ -40,6 +52,21 @@ enum {
 	HELLO_SAY,
 	HELLO_DONE,
 };
+
+/* After a handshake ends, a HELLO of ours may still be on its way and
+ * empty the peer's resend queue: gaps seen this long after still count. */
+#define HELLO_SETTLE_NS (2 * SYNC_NS_PER_S)
+
+static bool hello_about(const struct ct_sync_node *n, ct_time_ns now)
+{
+	return n->hello_state != HELLO_DONE || n->peer_hello || now < n->hello_settled_ns;
+}
+
+static void settle_at(struct ct_sync_node *n, ct_time_ns now)
+{
+	if (now + HELLO_SETTLE_NS > n->hello_settled_ns)
+		n->hello_settled_ns = now + HELLO_SETTLE_NS;
+}
 
 uint8_t sync_ftfw_hello_flags(struct ct_sync_node *n)
 {
@@ -220,10 +247,11 @@ int sync_ftfw_recv(struct ct_sync_node *n, const uint8_t *msg,
 	uint32_t expected;
 
 	(void)msg;
-	(void)now;
 	if (h->flags & CT_SYNC_F_HELLO_BACK) {
-		if (n->hello_state == HELLO_SAY)
+		if (n->hello_state == HELLO_SAY) {
 			n->hello_state = HELLO_DONE;
+			settle_at(n, now);
+		}
 	}
 	if (hello) {
 		n->say_hello_back = true;
@@ -236,6 +264,18 @@ int sync_ftfw_recv(struct ct_sync_node *n, const uint8_t *msg,
 			sync_ftfw_flush_rs(n);
 			if (n->cfg.resync_on_hello)
 				sync_bulk(n);
+		} else if (n->rseq.set &&
+			   sync_seq_check(n, h->seq) == SEQ_AFTER &&
+			   ct_sync_msg_class(h) != CT_SYNC_C_BAD) {
+			/* a gap inside the episode: NACK it, and remember */
+			expected = n->rseq.last + 1;
+			if (n->ack_from_set) {
+				sync_queue_ctl(n, CT_SYNC_F_ACK, n->ack_from, expected - 1);
+				n->ack_from_set = false;
+				n->window_left = n->cfg.window_size;
+			}
+			sync_queue_ctl(n, CT_SYNC_F_NACK, expected, h->seq - 1);
+			n->hello_loss = true;
 		}
 		/* the peer knows nothing of the window we were counting */
 		if (n->ack_from_set && ct_sync_before(h->seq, n->ack_from)) {
@@ -247,7 +287,10 @@ int sync_ftfw_recv(struct ct_sync_node *n, const uint8_t *msg,
 		ret = in_window(n, h);
 		goto out;
 	}
-	n->peer_hello = false;
+	if (n->peer_hello) {
+		n->peer_hello = false;
+		settle_at(n, now);
+	}
 
 	expected = n->rseq.last + 1;
 	switch (sync_seq_check(n, h->seq)) {
@@ -255,6 +298,8 @@ int sync_ftfw_recv(struct ct_sync_node *n, const uint8_t *msg,
 		ret = digest(n, h);
 		if (ret == MSG_BAD)
 			goto out;
+		if (hello_about(n, now))
+			n->hello_loss = true;
 		if (n->ack_from_set) {
 			sync_queue_ctl(n, CT_SYNC_F_ACK, n->ack_from, expected - 1);
 			n->ack_from_set = false;
@@ -297,6 +342,11 @@ out:
 
 void sync_ftfw_timers(struct ct_sync_node *n, ct_time_ns now)
 {
+	if (n->hello_loss && !hello_about(n, now)) {
+		n->hello_loss = false;
+		n->resync_wanted = true;
+		n->st.hello_resyncs++;
+	}
 	if (now < n->alive_due)
 		return;
 	/* do_alive_alarm: the pending ACK if there is one, else ALIVE -

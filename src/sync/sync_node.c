@@ -667,10 +667,6 @@ ct_time_ns ct_sync_node_run(struct ct_sync_node *n, ct_time_ns now,
 	unsigned sent = 0;
 	ct_time_ns next;
 
-	if (n->resync_wanted) {
-		n->resync_wanted = false;
-		sync_queue_ctl(n, CT_SYNC_F_RESYNC, 0, 0);
-	}
 	switch (n->cfg.mode) {
 	case CT_SYNC_FTFW:
 		sync_ftfw_timers(n, now);
@@ -681,6 +677,10 @@ ct_time_ns ct_sync_node_run(struct ct_sync_node *n, ct_time_ns now,
 	default:
 		sync_alarm_timers(n, now);
 		break;
+	}
+	if (n->resync_wanted) {
+		n->resync_wanted = false;
+		sync_queue_ctl(n, CT_SYNC_F_RESYNC, 0, 0);
 	}
 	while (n->tx.head.next != &n->tx.head && (!budget || sent < budget)) {
 		struct sq_node *qn = n->tx.head.next;
@@ -700,6 +700,8 @@ ct_time_ns ct_sync_node_run(struct ct_sync_node *n, ct_time_ns now,
 		return now;
 	/* ALARM has no keepalive: its refreshes and expiries are its clock */
 	next = n->cfg.mode == CT_SYNC_ALARM ? sync_alarm_next_due(n) : n->alive_due;
+	if (n->hello_loss && n->hello_settled_ns > now && n->hello_settled_ns < next)
+		next = n->hello_settled_ns;
 	return next;
 }
 

@@ -130,6 +130,9 @@ struct ct_sync_node {
 	uint8_t hello_state;             /* HELLO_INIT/SAY/DONE */
 	bool say_hello_back;
 	bool peer_hello;                 /* the peer's last message said HELLO */
+	bool hello_loss;                 /* a gap while a HELLO was about: the
+					  * peer may have flushed what we miss */
+	ct_time_ns hello_settled_ns;     /* both sides' HELLOs ended by then */
 	/* timers */
 	ct_time_ns alive_due;
 	bool resync_wanted;              /* a RESYNC request to queue */

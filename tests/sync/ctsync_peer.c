@@ -254,7 +254,7 @@ static void put_stats(struct peer *p)
 	F(msg_rcv_stream_resyncs); F(msgs_sent); F(msgs_recv); F(datagrams_sent);
 	F(datagrams_recv); F(send_errors); F(acks_sent); F(nacks_sent); F(alive_sent);
 	F(resync_sent); F(acks_recv); F(nacks_recv); F(alive_recv); F(resync_recv);
-	F(hello_recv); F(resent); F(bulk_sends); F(rs_queue_len); F(tx_queue_len);
+	F(hello_recv); F(hello_resyncs); F(resent); F(bulk_sends); F(rs_queue_len); F(tx_queue_len);
 	F(rs_queue_dropped); F(last_seq_recv);
 	F(internal.active); F(internal.created); F(internal.create_failed);
 	F(internal.updated); F(internal.destroyed);

@@ -239,7 +239,12 @@ def case_conntrackd_to_ctrack(cl, mode="FTFW", transport="UDP", btrans="udp", bm
                           "wscale %s != kernel %s" % (e.get("wscale"), k["wscale"]))
         st = b.stats()
         check(st["msg_rcv_malformed"] == 0, "B counted malformed messages: %s" % st)
-        return "%d kernel entries matched in B's external cache (%s/%s)" % (n, mode, transport)
+        k = [x for x in kern if x["proto"] == 6 and x["l3"] == 4][0]
+        e = {entry_key(x): x for x in ext}[kernel_key(k)]
+        return "%d kernel entries matched in B's external cache (%s/%s; e.g. tcp dport %d: " \
+               "state %s/%s, timeout %s/%s, kernel/B)" % (
+                   n, mode, transport, k["orig"]["dport"], TCP_STATES[k["state"]],
+                   TCP_STATES[e["state"]], k["timeout"], e["timeout"])
     finally:
         tr.close()
 
@@ -258,9 +263,10 @@ def conn_key(c):
 
 
 def case_ctrack_to_conntrackd(cl, mode="FTFW", transport="UDP", btrans="udp", bmode="ftfw",
-                              keep=None):
-    b = cl.start_peer(sync=b_spec(bmode, btrans))
-    cl.start_conntrackd(mode=mode, transport=transport)
+                              keep=None, window_tracking=False):
+    b = cl.start_peer(sync=b_spec(bmode, btrans, "window-tracking=%s" % (
+        "on" if window_tracking else "off")))
+    cl.start_conntrackd(mode=mode, transport=transport, window_tracking=window_tracking)
     cl.route_via("b")
     tr = Traffic(cl)
     c, s = tr.tcp_pair(9090)
@@ -305,9 +311,9 @@ def case_ctrack_to_conntrackd(cl, mode="FTFW", transport="UDP", btrans="udp", bm
     return "%d ctrack entries in A's conntrackd -e (%s/%s)" % (len(tab), mode, transport)
 
 
-def case_commit(cl):
+def case_commit(cl, window_tracking=False):
     keep = {}
-    case_ctrack_to_conntrackd(cl, keep=keep)
+    case_ctrack_to_conntrackd(cl, keep=keep, window_tracking=window_tracking)
     tr, c, s, cport = keep["tr"], keep["c"], keep["s"], keep["cport"]
     try:
         before = kernel_entries(cl)
@@ -333,10 +339,26 @@ def case_commit(cl):
             check(got.startswith(b"after-failover"), "data lost after failover: %r" % got)
             s.sendall(b"ack-%d" % i)
             check(c.recv(64).startswith(b"ack"), "reply lost after failover")
+        # then a bulk transfer each way: the windows must hold as well
+        blob = os.urandom(2 << 20)
+        got = bytearray()
+
+        def sink():
+            while len(got) < len(blob):
+                d = s.recv(1 << 16)
+                if not d:
+                    break
+                got.extend(d)
+        t = threading.Thread(target=sink)
+        t.start()
+        c.sendall(blob)
+        t.join(20)
+        check(bytes(got) == blob, "bulk transfer after failover: %d of %d bytes" % (
+            len(got), len(blob)))
         time.sleep(0.2)
         c1 = cl.nft_counters()
         d = {x: c1.get(x, 0) - c0.get(x, 0) for x in ("established", "new", "invalid")}
-        check(d["established"] >= 6 and d["new"] == 0 and d["invalid"] == 0,
+        check(d["established"] >= 100 and d["new"] == 0 and d["invalid"] == 0,
               "A's forward chain after failover: %s" % d)
         return "committed entry %s; next packets through A: %s" % (fl, d)
     finally:
@@ -427,6 +449,7 @@ def case_ctrack_to_ctrack(cl):
         tr.udp_pair(40200, 6000)
         cl.route_via("b")
         tr.tcp_pair(8201)
+        tr.udp_pair(40201, 6001)
         for i in range(2000):
             a.proc.stdin.write(("add 17 10.1.%d.%d 10.2.0.1 %d 53 0 120 %d 0\n" % (
                 i // 250, i % 250, 1024 + i, i)).encode())
@@ -439,7 +462,7 @@ def case_ctrack_to_ctrack(cl):
             bi, ae = b.dump("internal"), a.dump("external")
             ka, kb = {entry_key(e) for e in ai}, {entry_key(e) for e in be}
             kc, kd = {entry_key(e) for e in bi}, {entry_key(e) for e in ae}
-            return (ka == kb and kc == kd and len(ka) >= 2002 and len(kc) >= 2, len(ka), len(kc))
+            return (ka == kb and kc == kd and len(ka) >= 2002 and len(kc) >= 2, len(ka), len(kc))  # noqa: E501
         r = sc.wait_for(lambda: same()[0], 15)
         _, na, nb = same()
         check(r, "caches differ: A internal %d, B internal %d" % (na, nb))
@@ -459,6 +482,9 @@ def case_lossy(cl, seconds=20):
     check(f.stdout.readline().strip() == "ready", "forwarder did not start")
     b = cl.start_peer(sync=b_spec())
     cl.start_conntrackd()
+    # both nodes past their HELLO handshake before the churn starts
+    check(sc.wait_for(lambda: b.stats()["hello_recv"] >= 1, 10), "no HELLO from conntrackd")
+    time.sleep(float(os.environ.get("CTSYNC_SETTLE", "3")))
     # churn on both sides: conntrack -I/-D on A, add on B
     end = time.time() + seconds
     i = 0
@@ -503,8 +529,9 @@ def case_lossy(cl, seconds=20):
     check(st["msg_rcv_lost"] > 0 and st["nacks_sent"] > 0,
           "the link lost nothing? %s" % fout)
     return "converged: A internal %d = B external, B internal %d = A external; %s; B lost %d, " \
-           "sent %d NACKs, resent %d" % (sizes[0], sizes[3], fout, st["msg_rcv_lost"],
-                                         st["nacks_sent"], st["resent"])
+           "sent %d NACKs, resent %d, %d resync(s) after a loss in the handshake" % (
+               sizes[0], sizes[3], fout, st["msg_rcv_lost"], st["nacks_sent"], st["resent"],
+               st["hello_resyncs"])
 
 
 def case_notrack_lossy(cl):
@@ -535,6 +562,10 @@ CASES = [
     ("conntrackd_to_ctrack_ftfw_udp", lambda cl: case_conntrackd_to_ctrack(cl), False),
     ("ctrack_to_conntrackd_ftfw_udp", lambda cl: case_ctrack_to_conntrackd(cl), False),
     ("commit_failover_established", case_commit, False),
+    ("commit_failover_window_tracking", lambda cl: case_commit(cl, window_tracking=True), False),
+    # ^ known to fail until phase 2 (TODO below): ct_conn_info has no window
+    #   scales, so ctrack sends none, and a conntrackd with TCPWindowTracking
+    #   On commits the entry with scale 0 and window checks on
     ("conntrackd_to_ctrack_ftfw_mcast",
      lambda cl: case_conntrackd_to_ctrack(cl, transport="Multicast", btrans="mcast"), False),
     ("ctrack_to_conntrackd_ftfw_mcast",
@@ -555,6 +586,12 @@ CASES = [
     ("ftfw_lossy_link_converges", case_lossy, True),
     ("notrack_lossy_link_reports_loss", case_notrack_lossy, True),
 ]
+
+
+TODO = {
+    "commit_failover_window_tracking":
+        "phase 2: struct ct_conn_info carries no TCP window scales, so ctrack sends none",
+}
 
 
 def missing():
@@ -595,6 +632,9 @@ def main(argv):
                 msg = fn(cl)
             print("ok %d - %s: %s (%.1f s)" % (i, name, msg, time.time() - t0), flush=True)
         except Exception as e:  # noqa: BLE001 - every failure is a TAP line
+            if name in TODO:
+                print("not ok %d - %s: %s # TODO %s" % (i, name, e, TODO[name]), flush=True)
+                continue
             failed += 1
             print("not ok %d - %s: %s" % (i, name, e), flush=True)
             for line in traceback.format_exc().splitlines()[-8:]:

@@ -311,6 +311,45 @@ static void test_ftfw_peer_hello_is_answered_and_resynced(void **state)
 	free(c);
 }
 
+/* conntrackd neither checks the numbers of HELLO messages nor keeps its
+ * resend queue while HELLOs arrive: a loss then is repaired by a resync
+ * once both handshakes are over. */
+static void test_ftfw_loss_during_the_handshake_asks_for_a_resync(void **state)
+{
+	struct ct_sync_config cfg;
+	struct cap *c = cap_new();
+	struct ct_sync_node *n;
+	const struct cap_msg *nack;
+	struct ct_sync_stats s;
+
+	(void)state;
+	base_cfg(&cfg, CT_SYNC_FTFW);
+	n = node_cap(&cfg, c);
+	ct_sync_node_run(n, SEC, 0);                  /* our ALIVE|HELLO */
+	feed_data(n, 100, CT_SYNC_F_HELLO, 1, SEC + MS);
+	feed_data(n, 103, CT_SYNC_F_HELLO, 2, SEC + 2 * MS);   /* 101, 102 lost */
+	ct_sync_node_run(n, SEC + 3 * MS, 0);
+	nack = find_ctl(c, CT_SYNC_F_NACK, 0);
+	assert_non_null(nack);
+	assert_int_equal(nack->h.from, 101);
+	assert_int_equal(nack->h.to, 102);
+	assert_int_equal(count_ctl(c, CT_SYNC_F_RESYNC), 0);
+	/* the handshake ends: HELLO_BACK, then plain messages */
+	feed_data(n, 104, CT_SYNC_F_HELLO_BACK, 3, SEC + 4 * MS);
+	ct_sync_node_run(n, SEC + 5 * MS, 0);
+	assert_int_equal(count_ctl(c, CT_SYNC_F_RESYNC), 0);    /* not yet */
+	ct_sync_node_run(n, 3 * SEC + 10 * MS, 0);
+	assert_int_equal(count_ctl(c, CT_SYNC_F_RESYNC), 1);
+	ct_sync_node_get_stats(n, &s);
+	assert_int_equal(s.hello_resyncs, 1);
+	/* a loss after the handshake is FTFW's usual business: no resync */
+	feed_data(n, 107, 0, 4, 4 * SEC);
+	ct_sync_node_run(n, 8 * SEC, 0);
+	assert_int_equal(count_ctl(c, CT_SYNC_F_RESYNC), 1);
+	ct_sync_node_destroy(n);
+	free(c);
+}
+
 static void test_ftfw_nack_resends_with_new_numbers_and_ack_frees(void **state)
 {
 	struct ct_sync_config cfg;
@@ -1014,6 +1053,7 @@ int main(void)
 		cmocka_unit_test(test_ftfw_window_of_300_is_acknowledged),
 		cmocka_unit_test(test_ftfw_alive_after_a_second_and_hello_until_answered),
 		cmocka_unit_test(test_ftfw_peer_hello_is_answered_and_resynced),
+		cmocka_unit_test(test_ftfw_loss_during_the_handshake_asks_for_a_resync),
 		cmocka_unit_test(test_ftfw_nack_resends_with_new_numbers_and_ack_frees),
 		cmocka_unit_test(test_ftfw_destroyed_entry_waits_for_its_ack),
 		cmocka_unit_test(test_ftfw_replayed_and_far_numbers_are_dropped),
