@@ -64,5 +64,6 @@ int bench_memory(const struct bench_args *a);
 int bench_teardown(const struct bench_args *a);
 int bench_ovs(const struct bench_args *a);
 int bench_read(const struct bench_args *a);
+int bench_sync(const struct bench_args *a);
 
 #endif

@@ -109,6 +109,15 @@ static const struct bench_opt read_opts[] = {
 	{ .name = NULL }
 };
 
+static const struct bench_opt sync_opts[] = {
+	{ "conns", BV_COUNT, "N", "connections of the codec, two-node and side-by-side runs (default 100k)", 1, 10000000 },
+	{ "resync", BV_COUNT, "N", "entries of the full resync (default 1M; --quick 100k)", 1, 10000000 },
+	{ "conntrackd", BV_FLAG, NULL, "also run conntrackd 1.4.7 side by side in namespaces (root)", 0, 0 },
+	{ "peer", BV_TEXT, "PATH", "the ctsync_peer program (default: the build's tests/sync/ctsync_peer)", 0, 0 },
+	QUICK("a 100k-entry resync"),
+	{ .name = NULL }
+};
+
 static const struct bench_entry benches[] = {
 	{ "gc-yield", "collector pass: yield every row vs at most once per ms",
 	  bench_gc_yield, gc_yield_opts, NULL, NULL, NULL },
@@ -128,6 +137,8 @@ static const struct bench_entry benches[] = {
 	{ "read", "ctrack read on captures: packets per second",
 	  bench_read, read_opts, "FILE", NULL,
 	  "captures to read instead of the default list" },
+	{ "sync", "conntrackd's sync protocol: codec, nodes, 1M resync, conntrackd side by side",
+	  bench_sync, sync_opts, NULL, NULL, NULL },
 };
 
 #define N_BENCHES (sizeof(benches) / sizeof(benches[0]))

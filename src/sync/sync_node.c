@@ -575,32 +575,35 @@ static void out_flush(struct ct_sync_node *n)
 	n->out_len = 0;
 }
 
-/* Room for a message of up to @need bytes (channel_send: a message goes
- * into the datagram while the datagram stays below datagram_max). */
-static uint8_t *out_reserve(struct ct_sync_node *n, size_t need)
+/* Room left in the datagram for one more message: conntrackd's
+ * channel_send adds a message while the datagram stays below
+ * datagram_max (buffer->len + len < size), else sends the datagram first.
+ * The message is written in place with this much room; if it does not
+ * fit, the caller flushes and writes it again at the start. */
+static size_t out_room(const struct ct_sync_node *n)
 {
-	if (n->out_len + need >= n->cfg.datagram_max)
-		out_flush(n);
-	return n->out + n->out_len;
+	return n->cfg.datagram_max - n->out_len - 1;
 }
 
 static void xmit_ctl(struct ct_sync_node *n, struct sync_ctl *c)
 {
 	uint8_t flags = c->flags;
-	uint8_t *p;
 	int len;
 
 	if (n->cfg.mode == CT_SYNC_FTFW)
 		flags |= sync_ftfw_hello_flags(n);
-	p = out_reserve(n, CT_SYNC_ACK_LEN);
-	c->seq = n->next_seq++;
-	len = ct_sync_msg_ctl(p, n->cfg.datagram_max - n->out_len, flags, c->seq,
-			      c->from, c->to);
+	c->seq = n->next_seq;
+	len = ct_sync_msg_ctl(n->out + n->out_len, out_room(n), flags, c->seq, c->from, c->to);
+	if (len == -ENOSPC) {
+		out_flush(n);
+		len = ct_sync_msg_ctl(n->out, out_room(n), flags, c->seq, c->from, c->to);
+	}
 	if (len < 0) {
 		n->st.msg_snd_malformed++;
 		free(c);
 		return;
 	}
+	n->next_seq++;
 	n->out_len += (size_t)len;
 	n->st.msgs_sent++;
 	if (c->flags & CT_SYNC_F_ACK)
@@ -628,7 +631,6 @@ static void xmit_obj(struct ct_sync_node *n, struct sync_obj *o, ct_time_ns now)
 	struct ct_sync_conn c = o->conn;
 	unsigned opts = 0;
 	uint8_t flags = 0;
-	uint8_t *p;
 	int len;
 
 	if (!n->cfg.commit_timeout_s && (c.has & CT_SYNC_HAS_TIMEOUT)) {
@@ -640,9 +642,13 @@ static void xmit_obj(struct ct_sync_node *n, struct sync_obj *o, ct_time_ns now)
 		opts |= CT_SYNC_ENC_WSCALE;
 	if (n->cfg.mode == CT_SYNC_FTFW)
 		flags = sync_ftfw_hello_flags(n);
-	p = out_reserve(n, CT_SYNC_CONN_MSG_MAX);
-	len = ct_sync_msg_conn(p, n->cfg.datagram_max - n->out_len,
-			       status_type[o->status], flags, n->next_seq, &c, opts);
+	len = ct_sync_msg_conn(n->out + n->out_len, out_room(n), status_type[o->status], flags,
+			       n->next_seq, &c, opts);
+	if (len == -ENOSPC) {
+		out_flush(n);
+		len = ct_sync_msg_conn(n->out, out_room(n), status_type[o->status], flags,
+				       n->next_seq, &c, opts);
+	}
 	if (len < 0) {
 		n->st.msg_snd_malformed++;
 		sync_obj_release(n, o);

@@ -284,24 +284,28 @@ table inet cts {
 
     # -- conntrackd on A -------------------------------------------------
     def conntrackd_config(self, mode="FTFW", transport="UDP", window_tracking=False,
-                          startup_resync=True, extra_mode=""):
-        d = self.work
+                          startup_resync=True, extra_mode="", role="a", sockbuf=None):
+        d = os.path.join(self.work, "conntrackd-" + role)
+        os.makedirs(d, exist_ok=True)
+        me, other, ifname = (A_SYNC, B_SYNC, "ya") if role == "a" else (B_SYNC, A_SYNC, "yb")
         if transport == "Multicast":
             link = """    Multicast {
         IPv4_address %s
         Group 3780
         IPv4_interface %s
-        Interface ya
+        Interface %s
         Checksum on
-    }""" % (GROUP, A_SYNC)
+    }""" % (GROUP, me, ifname)
         else:
             link = """    %s {
         IPv4_address %s
         IPv4_Destination_Address %s
         Port 3780
-        Interface ya
-        Checksum on
-    }""" % (transport, A_SYNC, B_SYNC)
+        Interface %s
+        Checksum on%s
+    }""" % (transport, me, other, ifname, (
+            "\n        SndSocketBuffer %d\n        RcvSocketBuffer %d" % (sockbuf, sockbuf))
+            if sockbuf else "")
         opts = "    Options {\n        TCPWindowTracking %s\n    }\n" % (
             "On" if window_tracking else "Off")
         conf = """Sync {
@@ -329,39 +333,41 @@ General {
         }
     }
 }
-""" % (mode, "on" if startup_resync else "off", extra_mode, link, opts, d, d, d, A_SYNC,
+""" % (mode, "on" if startup_resync else "off", extra_mode, link, opts, d, d, d, me,
             STRANGER)
         path = os.path.join(d, "conntrackd.conf")
         with open(path, "w") as f:
             f.write(conf)
-        self.conntrackd_conf = path
+        if role == "a":
+            self.conntrackd_conf = path
         return path
 
-    def start_conntrackd(self, **kw):
-        self.conntrackd_config(**kw)
+    def start_conntrackd(self, role="a", **kw):
+        conf = self.conntrackd_config(role=role, **kw)
+        d = os.path.dirname(conf)
         try:
-            os.unlink(os.path.join(self.work, "conntrackd.lock"))
+            os.unlink(os.path.join(d, "conntrackd.lock"))
         except FileNotFoundError:
             pass
-        p = subprocess.Popen(["ip", "netns", "exec", self.names["a"], "conntrackd", "-C",
-                              self.conntrackd_conf], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE)
+        p = subprocess.Popen(["ip", "netns", "exec", self.names[role], "conntrackd", "-C",
+                              conf], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self.procs.append(p)
-        ctl = os.path.join(self.work, "conntrackd.ctl")
+        ctl = os.path.join(d, "conntrackd.ctl")
         end = time.time() + 10
         while time.time() < end:
             if p.poll() is not None:
                 raise RuntimeError("conntrackd exited: %s" % p.stderr.read().decode())
             if os.path.exists(ctl):
-                r = subprocess.run(["ip", "netns", "exec", self.names["a"], "conntrackd", "-C",
-                                    self.conntrackd_conf, "-s"], capture_output=True)
+                r = subprocess.run(["ip", "netns", "exec", self.names[role], "conntrackd", "-C",
+                                    conf, "-s"], capture_output=True)
                 if r.returncode == 0:
                     return p
             time.sleep(0.1)
         raise RuntimeError("conntrackd did not come up")
 
-    def conntrackd(self, *args, check=True):
-        return self.ex("a", ["conntrackd", "-C", self.conntrackd_conf] + list(args), check=check)
+    def conntrackd(self, *args, check=True, role="a"):
+        conf = os.path.join(self.work, "conntrackd-" + role, "conntrackd.conf")
+        return self.ex(role, ["conntrackd", "-C", conf] + list(args), check=check)
 
     def stop_conntrackd(self):
         for p in list(self.procs):

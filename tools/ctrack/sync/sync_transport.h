@@ -65,7 +65,9 @@ struct cts_config {
 	union cts_addr peer;            /* UDP/TCP: where to send; multicast:
 					 * the group */
 	uint16_t port;                  /* default CT_SYNC_PORT */
-	int rcvbuf, sndbuf;             /* 0: the system's */
+	int rcvbuf, sndbuf;             /* bytes; 0: the system's; default
+					 * 4 MiB (RcvSocketBuffer,
+					 * SndSocketBuffer) */
 	bool checksum;                  /* UDP checksums (conntrackd's
 					 * Checksum on; default) */
 	union cts_addr accept[CTS_ACCEPT_MAX]; /* who may send to us; empty
@@ -83,7 +85,8 @@ struct cts_stats {
 
 struct cts;
 
-/* cts_config_default - UDP, IPv4, port 3780, checksums on. */
+/* cts_config_default - UDP, IPv4, port 3780, checksums on, 4 MiB
+ * socket buffers. */
 void cts_config_default(struct cts_config *c);
 
 /*
