@@ -9,7 +9,7 @@
 set -eu
 
 build_pkgs="gcc make meson ninja-build pkg-config liburcu-dev libpcap-dev zlib1g-dev"
-test_pkgs="$build_pkgs libcmocka-dev python3 clang libclang-rt-14-dev llvm iproute2 nftables conntrack tcpdump tshark tcpreplay ethtool gzip cppcheck clang-tidy"
+test_pkgs="$build_pkgs libcmocka-dev python3 clang libclang-rt-14-dev llvm iproute2 nftables conntrack conntrackd tcpdump tshark tcpreplay ethtool gzip cppcheck clang-tidy"
 bench_pkgs="$test_pkgs gnuplot-nox valgrind openvswitch-source hyperfine"
 fuzz_pkgs="$test_pkgs"
 

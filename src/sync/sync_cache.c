@@ -30,7 +30,7 @@ int sync_cache_init(struct sync_cache *c, uint64_t max, uint64_t seed)
 	memset(c, 0, sizeof(*c));
 	c->max = max;
 	c->nbuckets = CACHE_MIN_BUCKETS;
-	c->buckets = calloc(c->nbuckets, sizeof(*c->buckets));
+	c->buckets = calloc(c->nbuckets, sizeof(struct sync_obj *));
 	if (!c->buckets)
 		return -ENOMEM;
 	if (seed) {
@@ -85,7 +85,7 @@ struct sync_obj *sync_cache_find(struct sync_cache *c, const struct ct_tuple *or
 static void cache_grow(struct sync_cache *c)
 {
 	uint64_t nb = c->nbuckets * 2;
-	struct sync_obj **b = calloc(nb, sizeof(*b));
+	struct sync_obj **b = calloc(nb, sizeof(struct sync_obj *));
 
 	if (!b)
 		return;

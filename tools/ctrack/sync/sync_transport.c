@@ -384,7 +384,7 @@ int cts_send(void *arg, const void *buf, size_t len)
 	ssize_t n;
 
 	if (t->cfg.kind != CTS_TCP) {
-		struct sockaddr_storage ss;
+		struct sockaddr_storage ss = { 0 };
 		socklen_t sl = fill_sa(&t->cfg, &t->cfg.peer, t->ifindex, &ss);
 
 		n = sendto(t->tx, buf, len, 0, (struct sockaddr *)&ss, sl);
@@ -445,7 +445,7 @@ int cts_input(struct cts *t, int fd, cts_recv_fn fn, void *arg, unsigned max_rea
 	static uint8_t buf[65536];
 
 	if (t->cfg.kind == CTS_TCP && fd == t->rx) {
-		struct sockaddr_storage ss;
+		struct sockaddr_storage ss = { 0 };
 		socklen_t sl = sizeof(ss);
 		int c = accept4(t->rx, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
@@ -465,7 +465,7 @@ int cts_input(struct cts *t, int fd, cts_recv_fn fn, void *arg, unsigned max_rea
 		return 0;
 	}
 	for (unsigned i = 0; i < max_reads; i++) {
-		struct sockaddr_storage ss;
+		struct sockaddr_storage ss = { 0 };
 		socklen_t sl = sizeof(ss);
 		ssize_t n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&ss, &sl);
 
