@@ -11,6 +11,12 @@
  * which a node pays only while its cache is still growing (a 1M-entry
  * resync doubles it about 14 times, ~2M object moves in all).
  *
+ * Objects come from chunks of CACHE_CHUNK, and a freed one goes on a free
+ * list for the next insert: a resync of 1M entries is 1M inserts, and
+ * malloc/calloc/free were a fifth of the receiver's instructions
+ * (callgrind, ctrack-bench sync).  A cache's memory is returned when the
+ * cache is destroyed; it never holds more than its maximum.
+ *
  * The lru list is ALARM's: internal objects in the order they were last
  * sent, external ones in the order they were last refreshed, so that the
  * next refresh due and the next entry to expire are each at its head.
@@ -22,6 +28,12 @@
 #include "sync/sync_node.h"
 
 #define CACHE_MIN_BUCKETS 1024u
+#define CACHE_CHUNK 512u
+
+struct cache_chunk {
+	struct cache_chunk *next;
+	struct sync_obj obj[CACHE_CHUNK];
+};
 
 int sync_cache_init(struct sync_cache *c, uint64_t max, uint64_t seed)
 {
@@ -50,19 +62,48 @@ int sync_cache_init(struct sync_cache *c, uint64_t max, uint64_t seed)
 
 void sync_cache_fini(struct sync_cache *c)
 {
-	for (uint64_t b = 0; c->buckets && b < c->nbuckets; b++) {
-		struct sync_obj *o = c->buckets[b];
+	while (c->chunks) {
+		struct cache_chunk *next = c->chunks->next;
 
-		while (o) {
-			struct sync_obj *next = o->hnext;
-
-			free(o);
-			o = next;
-		}
+		free(c->chunks);
+		c->chunks = next;
 	}
 	free(c->buckets);
 	c->buckets = NULL;
+	c->free_list = NULL;
 	c->count = c->live = 0;
+}
+
+static struct sync_obj *obj_alloc(struct sync_cache *c)
+{
+	struct sync_obj *o = c->free_list;
+
+	if (!o) {
+		struct cache_chunk *k = malloc(sizeof(*k));
+
+		if (!k)
+			return NULL;
+		k->next = c->chunks;
+		c->chunks = k;
+		for (unsigned i = CACHE_CHUNK; i-- > 0;) {
+			k->obj[i].hnext = c->free_list;
+			c->free_list = &k->obj[i];
+		}
+		o = c->free_list;
+	}
+	c->free_list = o->hnext;
+	return o;
+}
+
+void sync_cache_free(struct sync_cache *c, struct sync_obj *o)
+{
+	o->hnext = c->free_list;
+	c->free_list = o;
+}
+
+uint64_t sync_cache_hash(const struct sync_cache *c, const struct ct_tuple *orig)
+{
+	return ct_hash_tuple(&c->key, orig);
 }
 
 static uint64_t bucket_of(const struct sync_cache *c, uint64_t hash)
@@ -70,14 +111,18 @@ static uint64_t bucket_of(const struct sync_cache *c, uint64_t hash)
 	return hash & (c->nbuckets - 1);
 }
 
-struct sync_obj *sync_cache_find(struct sync_cache *c, const struct ct_tuple *orig)
+struct sync_obj *sync_cache_find_h(struct sync_cache *c, const struct ct_tuple *orig,
+				   uint64_t h)
 {
-	uint64_t h = ct_hash_tuple(&c->key, orig);
-
 	for (struct sync_obj *o = c->buckets[bucket_of(c, h)]; o; o = o->hnext)
 		if (o->hash == h && ct_tuple_equal(&o->conn.orig, orig))
 			return o;
 	return NULL;
+}
+
+struct sync_obj *sync_cache_find(struct sync_cache *c, const struct ct_tuple *orig)
+{
+	return sync_cache_find_h(c, orig, sync_cache_hash(c, orig));
 }
 
 /* Double the buckets; on no memory keep the old ones (chains get longer,
@@ -107,7 +152,7 @@ static void cache_grow(struct sync_cache *c)
 }
 
 struct sync_obj *sync_cache_add(struct sync_cache *c, const struct ct_sync_conn *conn,
-				ct_time_ns now, int *err)
+				uint64_t hash, ct_time_ns now, int *err)
 {
 	struct sync_obj *o;
 	uint64_t b;
@@ -117,7 +162,7 @@ struct sync_obj *sync_cache_add(struct sync_cache *c, const struct ct_sync_conn 
 		*err = -ENOSPC;
 		return NULL;
 	}
-	o = calloc(1, sizeof(*o));
+	o = obj_alloc(c);
 	if (!o) {
 		c->st.create_failed++;
 		*err = -ENOMEM;
@@ -125,10 +170,15 @@ struct sync_obj *sync_cache_add(struct sync_cache *c, const struct ct_sync_conn 
 	}
 	if (c->count >= c->nbuckets)
 		cache_grow(c);
+	o->qn.prev = o->qn.next = NULL;
 	o->qn.kind = SQ_OBJ;
+	o->qn.where = SQ_NONE;
+	o->lprev = o->lnext = NULL;
 	o->conn = *conn;
-	o->hash = ct_hash_tuple(&c->key, &conn->orig);
+	o->hash = hash;
 	o->first_ns = o->updated_ns = now;
+	o->expires_ns = o->sent_ns = 0;
+	o->seq = 0;
 	o->status = OBJ_NEW;
 	b = bucket_of(c, o->hash);
 	o->hnext = c->buckets[b];

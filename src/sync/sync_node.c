@@ -134,7 +134,7 @@ void sync_obj_release(struct ct_sync_node *n, struct sync_obj *o)
 	if (o->status != OBJ_DEAD || o->qn.where != SQ_NONE)
 		return;
 	sync_cache_unhash(&n->internal, o);
-	free(o);
+	sync_cache_free(&n->internal, o);
 }
 
 void sync_obj_dequeue(struct ct_sync_node *n, struct sync_obj *o)
@@ -154,7 +154,7 @@ static void obj_destroy(struct ct_sync_node *n, struct sync_obj *o)
 	if (q)
 		sq_del(q, &o->qn);
 	sync_cache_unhash(&n->internal, o);
-	free(o);
+	sync_cache_free(&n->internal, o);
 }
 
 void sync_enqueue(struct ct_sync_node *n, struct sync_obj *o)
@@ -198,7 +198,8 @@ void sync_bulk(struct ct_sync_node *n)
 int ct_sync_node_local(struct ct_sync_node *n, uint8_t type,
 		       const struct ct_sync_conn *c, ct_time_ns now)
 {
-	struct sync_obj *o = sync_cache_find(&n->internal, &c->orig);
+	uint64_t hash = sync_cache_hash(&n->internal, &c->orig);
+	struct sync_obj *o = sync_cache_find_h(&n->internal, &c->orig, hash);
 	int err = 0;
 
 	switch (type) {
@@ -207,7 +208,7 @@ int ct_sync_node_local(struct ct_sync_node *n, uint8_t type,
 		 * one DEAD and waiting for its ACK) is replaced. */
 		if (o)
 			obj_destroy(n, o);
-		o = sync_cache_add(&n->internal, c, now, &err);
+		o = sync_cache_add(&n->internal, c, hash, now, &err);
 		if (!o)
 			return err;
 		break;
@@ -218,7 +219,7 @@ int ct_sync_node_local(struct ct_sync_node *n, uint8_t type,
 			o = NULL;
 		}
 		if (!o) {
-			o = sync_cache_add(&n->internal, c, now, &err);
+			o = sync_cache_add(&n->internal, c, hash, now, &err);
 			if (!o)
 				return err;
 		} else {
@@ -328,6 +329,7 @@ void sync_apply_data(struct ct_sync_node *n, const uint8_t *msg,
 	struct ct_sync_conn c;
 	struct sync_obj *o;
 	enum ct_sync_err e;
+	uint64_t hash;
 	bool cut;
 	int err;
 
@@ -346,7 +348,8 @@ void sync_apply_data(struct ct_sync_node *n, const uint8_t *msg,
 	}
 	if (cut)
 		n->st.msg_rcv_labels_cut++;
-	o = sync_cache_find(ext, &c.orig);
+	hash = sync_cache_hash(ext, &c.orig);
+	o = sync_cache_find_h(ext, &c.orig, hash);
 
 	switch (h->type) {
 	case CT_SYNC_T_CT_NEW:
@@ -354,9 +357,9 @@ void sync_apply_data(struct ct_sync_node *n, const uint8_t *msg,
 		if (o) {
 			sync_cache_unhash(ext, o);
 			ext->st.destroyed++;
-			free(o);
+			sync_cache_free(ext, o);
 		}
-		o = sync_cache_add(ext, &c, now, &err);
+		o = sync_cache_add(ext, &c, hash, now, &err);
 		break;
 	case CT_SYNC_T_CT_UPD:
 		/* cache_update_force */
@@ -366,14 +369,14 @@ void sync_apply_data(struct ct_sync_node *n, const uint8_t *msg,
 			o->status = OBJ_ALIVE;
 			ext->st.updated++;
 		} else {
-			o = sync_cache_add(ext, &c, now, &err);
+			o = sync_cache_add(ext, &c, hash, now, &err);
 		}
 		break;
 	default: /* CT_DEL */
 		if (o) {
 			sync_cache_unhash(ext, o);
 			ext->st.destroyed++;
-			free(o);
+			sync_cache_free(ext, o);
 		}
 		return;
 	}
@@ -796,7 +799,7 @@ uint64_t ct_sync_node_flush(struct ct_sync_node *n, enum ct_sync_cache_id which)
 			if (q)
 				sq_del(q, &o->qn);
 			sync_lru_unlink(o);
-			free(o);
+			sync_cache_free(c, o);
 			o = next;
 		}
 		c->buckets[b] = NULL;

@@ -92,6 +92,8 @@ struct sync_cache {
 	uint64_t max;                    /* refuse beyond (live + dead) */
 	struct ct_hash_key key;
 	struct sync_obj lru;             /* sentinel of the lprev/lnext list */
+	struct sync_obj *free_list;      /* objects to reuse (through hnext) */
+	struct cache_chunk *chunks;      /* where all objects live */
 	struct ct_sync_cache_stats st;
 };
 
@@ -156,11 +158,16 @@ struct sq_list *sq_of(struct ct_sync_node *n, const struct sq_node *qn);
 /* --- caches (sync_cache.c) --- */
 int sync_cache_init(struct sync_cache *c, uint64_t max, uint64_t seed);
 void sync_cache_fini(struct sync_cache *c);
+uint64_t sync_cache_hash(const struct sync_cache *c, const struct ct_tuple *orig);
 struct sync_obj *sync_cache_find(struct sync_cache *c, const struct ct_tuple *orig);
-/* a new object holding @conn, in the hash (status NEW), or NULL: full
- * (-ENOSPC in *err) or no memory (-ENOMEM) */
+struct sync_obj *sync_cache_find_h(struct sync_cache *c, const struct ct_tuple *orig,
+				   uint64_t hash);
+/* a new object holding @conn (whose tuple hashes to @hash), in the hash
+ * (status NEW), or NULL: full (-ENOSPC in *err) or no memory (-ENOMEM) */
 struct sync_obj *sync_cache_add(struct sync_cache *c, const struct ct_sync_conn *conn,
-				ct_time_ns now, int *err);
+				uint64_t hash, ct_time_ns now, int *err);
+/* give back an object that is in no hash, queue or list */
+void sync_cache_free(struct sync_cache *c, struct sync_obj *o);
 void sync_cache_unhash(struct sync_cache *c, struct sync_obj *o);
 void sync_cache_set_dead(struct sync_cache *c, struct sync_obj *o);
 void sync_lru_unlink(struct sync_obj *o);

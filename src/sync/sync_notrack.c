@@ -127,7 +127,7 @@ void sync_alarm_timers(struct ct_sync_node *n, ct_time_ns now)
 			break;
 		sync_cache_unhash(ex, o);
 		ex->st.expired++;
-		free(o);
+		sync_cache_free(ex, o);
 	}
 }
 
