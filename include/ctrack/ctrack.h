@@ -12,6 +12,7 @@
  *   ns.h       namespaces and batched teardown
  *   stats.h    counters
  *   settings.h the kernel's knobs
+ *   sync.h     conntrackd's state synchronization protocol
  */
 #ifndef CTRACK_CTRACK_H
 #define CTRACK_CTRACK_H
@@ -27,5 +28,6 @@
 #include "ctrack/stats.h"
 #include "ctrack/gc.h"
 #include "ctrack/ns.h"
+#include "ctrack/sync.h"
 
 #endif /* CTRACK_CTRACK_H */

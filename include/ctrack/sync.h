@@ -356,8 +356,11 @@ struct ct_sync_config {
 	enum ct_sync_mode mode;
 	ct_sync_send_fn send;
 	void *send_arg;
-	uint32_t initial_seq;        /* first sequence number sent (conntrackd
-				      * uses time(NULL)) */
+	uint32_t initial_seq;        /* first sequence number sent.  The
+				      * library reads no clock: use the wall
+				      * clock's seconds, as conntrackd does,
+				      * so that a restarted node numbers on
+				      * from where it was (default 0) */
 	uint32_t datagram_max;       /* bytes of messages per datagram:
 				      * conntrackd uses the interface MTU
 				      * minus 28 (UDP) or 40 (TCP), and sends
@@ -401,7 +404,7 @@ struct ct_sync_config {
 };
 
 /* ct_sync_config_default - conntrackd 1.4.7's defaults (above), mode FTFW,
- * no send callback. */
+ * no send callback, initial_seq 0. */
 void ct_sync_config_default(struct ct_sync_config *cfg);
 
 struct ct_sync_node;

@@ -29,7 +29,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "sync/sync_node.h"
 #include "sync/sync_wire.h"
@@ -38,7 +37,7 @@ void ct_sync_config_default(struct ct_sync_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->mode = CT_SYNC_FTFW;
-	cfg->initial_seq = (uint32_t)time(NULL);
+	cfg->initial_seq = 0;     /* the caller's: conntrackd uses time(NULL) */
 	cfg->datagram_max = 1500 - 28;
 	cfg->window_size = 300;
 	cfg->resend_queue_max = 131072;

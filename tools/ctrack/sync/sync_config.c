@@ -20,6 +20,9 @@
 void ctsync_settings_default(struct ctsync_settings *s)
 {
 	ct_sync_config_default(&s->node);
+	/* conntrackd numbers from the wall clock's seconds: a restarted node
+	 * is (almost always) ahead of its previous life */
+	s->node.initial_seq = (uint32_t)time(NULL);
 	cts_config_default(&s->link);
 }
 

@@ -44,7 +44,8 @@ struct ctsync_settings {
 	struct cts_config link;
 };
 
-/* ctsync_settings_default - conntrackd's defaults (FTFW over UDP). */
+/* ctsync_settings_default - conntrackd's defaults (FTFW over UDP), the
+ * first sequence number from the wall clock (time(NULL), as conntrackd). */
 void ctsync_settings_default(struct ctsync_settings *s);
 
 /* ctsync_settings_parse - apply @spec to @s.  Returns 0, or -1 with a
