@@ -17,7 +17,7 @@
  *   stats                    {"stats": {...}}: node, caches, transport
  *   resync | bulk            conntrackd -n / -B
  *   flush internal|external  conntrackd -f
- *   mark PROTO SRC DST SPORT DPORT MARK   CONNMARK on one of our entries
+ *   mark PROTO SRC DST SPORT DPORT MARK [ZONE]   CONNMARK on one of ours
  *   add PROTO SRC DST SPORT DPORT STATE TIMEOUT MARK ZONE
  *                            a record straight into the internal cache (the
  *                            ctrack-to-ctrack tests of many entries)
@@ -323,13 +323,15 @@ static void command(struct peer *p, char *line)
 						CT_SYNC_INTERNAL : CT_SYNC_EXTERNAL);
 
 		fprintf(stdout, "{\"flushed\": %llu}\n", (unsigned long long)r);
-	} else if (!strcmp(w[0], "mark") && n == 7) {
+	} else if (!strcmp(w[0], "mark") && (n == 7 || n == 8)) {
 		struct ct_tuple t;
 		int rc = -1;
 
-		if (tuple_of(&t, w[1], w[2], w[3], w[4], w[5]) == 0)
+		if (tuple_of(&t, w[1], w[2], w[3], w[4], w[5]) == 0) {
+			t.zone = n == 8 ? (uint16_t)atoi(w[7]) : 0;
 			rc = ct_table_set_mark(p->thr, &t, (uint32_t)strtoul(w[6], NULL, 0),
 					       0xffffffffu, now);
+		}
 		fprintf(stdout, "{\"ok\": %s}\n", rc == 1 ? "true" : "false");
 	} else if (!strcmp(w[0], "add") && n == 10) {
 		struct ct_sync_conn c;

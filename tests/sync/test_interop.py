@@ -263,9 +263,9 @@ def conn_key(c):
 
 
 def case_ctrack_to_conntrackd(cl, mode="FTFW", transport="UDP", btrans="udp", bmode="ftfw",
-                              keep=None, window_tracking=False):
+                              keep=None, window_tracking=False, zone=0):
     b = cl.start_peer(sync=b_spec(bmode, btrans, "window-tracking=%s" % (
-        "on" if window_tracking else "off")))
+        "on" if window_tracking else "off")), zone=zone)
     cl.start_conntrackd(mode=mode, transport=transport, window_tracking=window_tracking)
     cl.route_via("b")
     tr = Traffic(cl)
@@ -274,7 +274,7 @@ def case_ctrack_to_conntrackd(cl, mode="FTFW", transport="UDP", btrans="udp", bm
     tr.udp_pair(41001, 7000)
     tr.ping()
     cport = c.getsockname()[1]
-    r = b.cmd("mark 6 %s %s %d 9090 77" % (sc.CLIENT, sc.SERVER, cport))[-1]
+    r = b.cmd("mark 6 %s %s %d 9090 77 %d" % (sc.CLIENT, sc.SERVER, cport, zone))[-1]
     check(r.get("ok"), "mark on B's entry failed")
 
     def synced():
@@ -304,6 +304,8 @@ def case_ctrack_to_conntrackd(cl, mode="FTFW", transport="UDP", btrans="udp", bm
     check(any(t["mark"] == 77 for t in tab), "the mark set on B did not show")
     est = [t for t in tab if t["proto"] == 6 and TCP_STATES[t["state"]] == "ESTABLISHED"]
     check(len(est) == 2, "B's tracker did not see 2 ESTABLISHED TCP connections: %s" % tab)
+    check({x["zone"] for x in have.values()} == {zone}, "zones in A's conntrackd -e: %s" % (
+        {x["zone"] for x in have.values()}))
     if keep is not None:
         keep.update(tr=tr, c=c, s=s, b=b, cport=cport)
     else:
@@ -562,6 +564,8 @@ CASES = [
     ("conntrackd_to_ctrack_ftfw_udp", lambda cl: case_conntrackd_to_ctrack(cl), False),
     ("ctrack_to_conntrackd_ftfw_udp", lambda cl: case_ctrack_to_conntrackd(cl), False),
     ("commit_failover_established", case_commit, False),
+    ("ctrack_to_conntrackd_zone_7",
+     lambda cl: case_ctrack_to_conntrackd(cl, zone=7), False),
     ("commit_failover_window_tracking", lambda cl: case_commit(cl, window_tracking=True), False),
     # ^ known to fail until phase 2 (TODO below): ct_conn_info has no window
     #   scales, so ctrack sends none, and a conntrackd with TCPWindowTracking
