@@ -197,6 +197,9 @@ void sync_seq_update(struct ct_sync_node *n, uint32_t seq);
  * a row say the peer's numbering moved for good (then tracking restarts
  * from @seq and the caller treats it as in sync) */
 bool sync_seq_moved(struct ct_sync_node *n, uint32_t seq);
+/* NOTRACK's and ALARM's rule: a number behind or out of window is dropped
+ * (false) unless a run of them says the numbering moved (sync_seq_moved) */
+bool sync_seq_acceptable(struct ct_sync_node *n, uint32_t seq);
 
 /* --- modes --- */
 int sync_ftfw_recv(struct ct_sync_node *n, const uint8_t *msg,

@@ -71,3 +71,16 @@ bool sync_seq_moved(struct ct_sync_node *n, uint32_t seq)
 	n->st.msg_rcv_seq_resets++;
 	return true;
 }
+
+bool sync_seq_acceptable(struct ct_sync_node *n, uint32_t seq)
+{
+	enum seq_verdict v = sync_seq_check(n, seq);
+
+	if (v != SEQ_BEFORE && v != SEQ_OUT_OF_WINDOW)
+		return true;
+	if (sync_seq_moved(n, seq))
+		return true;
+	if (v == SEQ_OUT_OF_WINDOW)
+		n->st.msg_rcv_out_of_window++;
+	return false;
+}
