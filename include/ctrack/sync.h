@@ -432,7 +432,9 @@ int ct_sync_node_event(struct ct_sync_node *n, const struct ct_event *ev,
 		       ct_time_ns now);
 
 /* ct_sync_node_local - the same from a record (@type CT_NEW, UPD, DEL):
- * for callers that are not ctrack tables, and for tests. */
+ * for callers that are not ctrack tables, and for tests.  The record's
+ * timeout_s counts from @now.  Returns 0, -EINVAL (another @type),
+ * -ENOSPC (internal cache full) or -ENOMEM.  O(1). */
 int ct_sync_node_local(struct ct_sync_node *n, uint8_t type,
 		       const struct ct_sync_conn *c, ct_time_ns now);
 
