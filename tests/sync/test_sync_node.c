@@ -998,6 +998,59 @@ static void test_ftfw_node_restarted_mid_run_resynchronizes(void **state)
 	free(l);
 }
 
+/* A peer (or someone with its address) NACKing everything, over and
+ * over: each object is resent at most once per NACK that names its
+ * current number, so the traffic is bounded by what the node holds, and
+ * a NACK for numbers already resent finds nothing. */
+static void test_ftfw_nack_flood_is_bounded(void **state)
+{
+	struct ct_sync_config cfg;
+	struct cap *c = cap_new();
+	struct ct_sync_node *n;
+	struct ct_sync_conn k;
+	struct ct_sync_stats s;
+	uint32_t last;
+
+	(void)state;
+	base_cfg(&cfg, CT_SYNC_FTFW);
+	n = node_cap(&cfg, c);
+	for (unsigned i = 0; i < 100; i++) {
+		k = conn_n(i);
+		assert_int_equal(ct_sync_node_local(n, CT_SYNC_T_CT_NEW, &k, 0), 0);
+	}
+	ct_sync_node_run(n, MS, 0);
+	last = c->m[c->n - 1].h.seq;
+	/* 1000 NACKs of the first 100 numbers: one resend of each */
+	for (unsigned i = 0; i < 1000; i++)
+		feed_ctl(n, 10 + i, CT_SYNC_F_NACK, 1000, last, 2 * MS);
+	c->n = 0;
+	ct_sync_node_run(n, 3 * MS, 0);
+	{
+		unsigned data = 0;
+
+		for (unsigned i = 0; i < c->n; i++)
+			data += c->m[i].has_conn;
+		assert_int_equal(data, 100);      /* besides our window ACKs */
+	}
+	ct_sync_node_get_stats(n, &s);
+	assert_int_equal(s.resent, 100);
+	assert_int_equal(s.nacks_recv, 1000);
+	assert_int_equal(s.rs_queue_len, 100);
+	/* garbage by the thousand changes no cache */
+	for (unsigned i = 0; i < 100000; i++) {
+		uint8_t g[16] = { 0x10, 0, 0, 16, 0, 0, 0, 1, 0, 8, 0, 40 };
+
+		g[7] = (uint8_t)i;
+		ct_sync_node_recv(n, g, sizeof(g), 4 * MS);
+	}
+	ct_sync_node_get_stats(n, &s);
+	assert_int_equal(s.external.active, 0);
+	assert_int_equal(s.internal.active, 100);
+	assert_true(s.msg_rcv_malformed + s.msg_rcv_out_of_window + s.msg_rcv_before >= 99000);
+	ct_sync_node_destroy(n);
+	free(c);
+}
+
 /* ------------------------------------------------------------------ */
 /* garbage never hurts                                                 */
 
@@ -1070,6 +1123,7 @@ int main(void)
 		cmocka_unit_test(test_ftfw_converges_without_loss),
 		cmocka_unit_test(test_notrack_reports_its_loss),
 		cmocka_unit_test(test_ftfw_node_restarted_mid_run_resynchronizes),
+		cmocka_unit_test(test_ftfw_nack_flood_is_bounded),
 		cmocka_unit_test(test_random_garbage_between_good_messages),
 	};
 
