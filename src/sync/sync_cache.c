@@ -62,6 +62,9 @@ int sync_cache_init(struct sync_cache *c, uint64_t max, uint64_t seed)
 
 void sync_cache_fini(struct sync_cache *c)
 {
+	for (uint64_t b = 0; c->buckets && b < c->nbuckets; b++)
+		for (struct sync_obj *o = c->buckets[b]; o; o = o->hnext)
+			free(o->core.rare);
 	while (c->chunks) {
 		struct cache_chunk *next = c->chunks->next;
 
@@ -97,8 +100,88 @@ static struct sync_obj *obj_alloc(struct sync_cache *c)
 
 void sync_cache_free(struct sync_cache *c, struct sync_obj *o)
 {
+	free(o->core.rare);
+	o->core.rare = NULL;
 	o->hnext = c->free_list;
 	c->free_list = o;
+}
+
+static bool zero(const void *p, size_t n)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
+int sync_obj_store(struct sync_obj *o, const struct ct_sync_conn *c)
+{
+	struct sync_core *k = &o->core;
+	struct sync_rare r;
+
+	memcpy(r.labels, c->labels, sizeof(r.labels));
+	memcpy(r.natseq, c->natseq, sizeof(r.natseq));
+	memcpy(r.synproxy, c->synproxy, sizeof(r.synproxy));
+	r.master = c->master;
+	memcpy(r.helper, c->helper, sizeof(r.helper));
+	if (zero(&r, sizeof(r))) {
+		free(k->rare);
+		k->rare = NULL;
+	} else {
+		if (!k->rare) {
+			k->rare = malloc(sizeof(*k->rare));
+			if (!k->rare)
+				return -ENOMEM;
+		}
+		*k->rare = r;
+	}
+	k->orig = c->orig;
+	k->has = c->has;
+	k->status = c->status;
+	k->timeout_s = c->timeout_s;
+	k->mark = c->mark;
+	k->l4state = c->l4state;
+	k->wscale[0] = c->wscale[0];
+	k->wscale[1] = c->wscale[1];
+	k->dccp_role = c->dccp_role;
+	k->sctp_vtag[0] = c->sctp_vtag[0];
+	k->sctp_vtag[1] = c->sctp_vtag[1];
+	k->snat_addr = c->snat_addr;
+	k->dnat_addr = c->dnat_addr;
+	k->snat_port = c->snat_port;
+	k->dnat_port = c->dnat_port;
+	return 0;
+}
+
+void sync_obj_load(const struct sync_obj *o, struct ct_sync_conn *c)
+{
+	const struct sync_core *k = &o->core;
+
+	memset(c, 0, sizeof(*c));
+	c->orig = k->orig;
+	c->has = k->has;
+	c->status = k->status;
+	c->timeout_s = k->timeout_s;
+	c->mark = k->mark;
+	c->l4state = k->l4state;
+	c->wscale[0] = k->wscale[0];
+	c->wscale[1] = k->wscale[1];
+	c->dccp_role = k->dccp_role;
+	c->sctp_vtag[0] = k->sctp_vtag[0];
+	c->sctp_vtag[1] = k->sctp_vtag[1];
+	c->snat_addr = k->snat_addr;
+	c->dnat_addr = k->dnat_addr;
+	c->snat_port = k->snat_port;
+	c->dnat_port = k->dnat_port;
+	if (k->rare) {
+		memcpy(c->labels, k->rare->labels, sizeof(c->labels));
+		memcpy(c->natseq, k->rare->natseq, sizeof(c->natseq));
+		memcpy(c->synproxy, k->rare->synproxy, sizeof(c->synproxy));
+		c->master = k->rare->master;
+		memcpy(c->helper, k->rare->helper, sizeof(c->helper));
+	}
 }
 
 uint64_t sync_cache_hash(const struct sync_cache *c, const struct ct_tuple *orig)
@@ -115,7 +198,7 @@ struct sync_obj *sync_cache_find_h(struct sync_cache *c, const struct ct_tuple *
 				   uint64_t h)
 {
 	for (struct sync_obj *o = c->buckets[bucket_of(c, h)]; o; o = o->hnext)
-		if (o->hash == h && ct_tuple_equal(&o->conn.orig, orig))
+		if (o->hash == h && ct_tuple_equal(&o->core.orig, orig))
 			return o;
 	return NULL;
 }
@@ -174,7 +257,13 @@ struct sync_obj *sync_cache_add(struct sync_cache *c, const struct ct_sync_conn 
 	o->qn.kind = SQ_OBJ;
 	o->qn.where = SQ_NONE;
 	o->lprev = o->lnext = NULL;
-	o->conn = *conn;
+	o->core.rare = NULL;
+	if (sync_obj_store(o, conn)) {
+		sync_cache_free(c, o);
+		c->st.create_failed++;
+		*err = -ENOMEM;
+		return NULL;
+	}
 	o->hash = hash;
 	o->first_ns = o->updated_ns = now;
 	o->expires_ns = o->sent_ns = 0;

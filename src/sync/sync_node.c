@@ -222,7 +222,10 @@ int ct_sync_node_local(struct ct_sync_node *n, uint8_t type,
 			if (!o)
 				return err;
 		} else {
-			o->conn = *c;
+			if (sync_obj_store(o, c)) {
+				n->internal.st.create_failed++;
+				return -ENOMEM;
+			}
 			o->status = OBJ_ALIVE;
 			n->internal.st.updated++;
 		}
@@ -363,7 +366,10 @@ void sync_apply_data(struct ct_sync_node *n, const uint8_t *msg,
 	case CT_SYNC_T_CT_UPD:
 		/* cache_update_force */
 		if (o) {
-			o->conn = c;
+			if (sync_obj_store(o, &c)) {
+				ext->st.create_failed++;
+				return;
+			}
 			o->updated_ns = now;
 			o->status = OBJ_ALIVE;
 			ext->st.updated++;
@@ -630,11 +636,12 @@ static const uint8_t status_type[] = {
 
 static void xmit_obj(struct ct_sync_node *n, struct sync_obj *o, ct_time_ns now)
 {
-	struct ct_sync_conn c = o->conn;
+	struct ct_sync_conn c;
 	unsigned opts = 0;
 	uint8_t flags = 0;
 	int len;
 
+	sync_obj_load(o, &c);
 	if (!n->cfg.commit_timeout_s && (c.has & CT_SYNC_HAS_TIMEOUT)) {
 		opts |= CT_SYNC_ENC_TIMEOUT;
 		c.timeout_s = o->expires_ns > now ?
@@ -729,11 +736,11 @@ void ct_sync_node_send_bulk(struct ct_sync_node *n)
 static void entry_of(const struct sync_obj *o, bool internal, ct_time_ns now,
 		     struct ct_sync_entry *e)
 {
-	e->conn = o->conn;
+	sync_obj_load(o, &e->conn);
 	e->first_ns = o->first_ns;
 	e->updated_ns = o->updated_ns;
 	e->timeout_left_s = 0;
-	if (!(o->conn.has & CT_SYNC_HAS_TIMEOUT))
+	if (!(o->core.has & CT_SYNC_HAS_TIMEOUT))
 		return;
 	if (internal) {
 		e->timeout_left_s = o->expires_ns > now ?
@@ -742,8 +749,8 @@ static void entry_of(const struct sync_obj *o, bool internal, ct_time_ns now,
 	} else {
 		uint64_t el = now > o->updated_ns ? (now - o->updated_ns) / SYNC_NS_PER_S : 0;
 
-		e->timeout_left_s = el < o->conn.timeout_s ?
-				    (uint32_t)(o->conn.timeout_s - el) : 0;
+		e->timeout_left_s = el < o->core.timeout_s ?
+				    (uint32_t)(o->core.timeout_s - el) : 0;
 	}
 }
 
@@ -798,7 +805,7 @@ uint64_t ct_sync_node_flush(struct ct_sync_node *n, enum ct_sync_cache_id which)
 			if (q)
 				sq_del(q, &o->qn);
 			sync_lru_unlink(o);
-			sync_cache_free(c, o);
+			sync_cache_free(c, o);   /* its rare part too */
 			o = next;
 		}
 		c->buckets[b] = NULL;

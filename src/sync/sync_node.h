@@ -59,6 +59,30 @@ struct sync_ctl {
 	uint32_t from, to;
 };
 
+/* What few connections have: kept apart so that a cached entry costs
+ * what most entries need (the record's 212 bytes would be 60% of an
+ * object).  Allocated only when one of these fields is not zero; an
+ * entry whose HAS_ bits name them but whose values are zero (conntrackd
+ * sends the kernel's all-zero SYNPROXY with every entry) needs none. */
+struct sync_rare {
+	uint8_t labels[16];
+	uint32_t natseq[6];
+	uint32_t synproxy[3];
+	struct ct_tuple master;
+	char helper[16];
+};
+
+/* A struct ct_sync_conn as a cache keeps it (sync_obj_store/_load). */
+struct sync_core {
+	struct ct_tuple orig;
+	uint32_t has, status, timeout_s, mark;
+	uint8_t l4state, wscale[2], dccp_role;
+	uint32_t sctp_vtag[2];
+	union ct_addr snat_addr, dnat_addr;
+	uint16_t snat_port, dnat_port;
+	struct sync_rare *rare;          /* NULL: all those fields zero */
+};
+
 /* Object status (conntrackd's C_OBJ_*): what its next message says. */
 enum obj_status {
 	OBJ_NEW = 0,       /* -> CT_NEW */
@@ -81,7 +105,7 @@ struct sync_obj {
 	ct_time_ns sent_ns;              /* ALARM: when last sent */
 	uint32_t seq;                    /* FTFW: last sent with */
 	uint8_t status;                  /* enum obj_status */
-	struct ct_sync_conn conn;
+	struct sync_core core;
 };
 
 struct sync_cache {
@@ -168,6 +192,10 @@ struct sync_obj *sync_cache_add(struct sync_cache *c, const struct ct_sync_conn 
 				uint64_t hash, ct_time_ns now, int *err);
 /* give back an object that is in no hash, queue or list */
 void sync_cache_free(struct sync_cache *c, struct sync_obj *o);
+/* the record an object holds: set it (-ENOMEM when its rare part cannot
+ * be allocated: the object keeps its old record), read it */
+int sync_obj_store(struct sync_obj *o, const struct ct_sync_conn *conn);
+void sync_obj_load(const struct sync_obj *o, struct ct_sync_conn *conn);
 void sync_cache_unhash(struct sync_cache *c, struct sync_obj *o);
 void sync_cache_set_dead(struct sync_cache *c, struct sync_obj *o);
 void sync_lru_unlink(struct sync_obj *o);
