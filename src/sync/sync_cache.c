@@ -106,27 +106,36 @@ void sync_cache_free(struct sync_cache *c, struct sync_obj *o)
 	c->free_list = o;
 }
 
-static bool zero(const void *p, size_t n)
+/* Whether @c has a rare field worth keeping: decided from the HAS_ bits
+ * first (most entries have none of them), then by the values - the
+ * kernel's all-zero SYNPROXY, which conntrackd sends with every entry,
+ * needs no block.  A field whose HAS_ bit is clear is not kept at all:
+ * nothing reads it. */
+static bool rare_needed(const struct ct_sync_conn *c)
 {
-	const uint8_t *b = p;
+	const uint32_t bits = CT_SYNC_HAS_LABELS | CT_SYNC_HAS_NATSEQ | CT_SYNC_HAS_SYNPROXY |
+			      CT_SYNC_HAS_MASTER | CT_SYNC_HAS_HELPER;
+	uint64_t l0, l1;
+	uint32_t acc = 0;
 
-	for (size_t i = 0; i < n; i++)
-		if (b[i])
-			return false;
-	return true;
+	if (!(c->has & bits))
+		return false;
+	if (c->has & (CT_SYNC_HAS_MASTER | CT_SYNC_HAS_HELPER))
+		return true;
+	memcpy(&l0, c->labels, 8);
+	memcpy(&l1, c->labels + 8, 8);
+	for (unsigned i = 0; i < 6; i++)
+		acc |= c->natseq[i];
+	for (unsigned i = 0; i < 3; i++)
+		acc |= c->synproxy[i];
+	return (l0 | l1 | acc) != 0;
 }
 
 int sync_obj_store(struct sync_obj *o, const struct ct_sync_conn *c)
 {
 	struct sync_core *k = &o->core;
-	struct sync_rare r;
 
-	memcpy(r.labels, c->labels, sizeof(r.labels));
-	memcpy(r.natseq, c->natseq, sizeof(r.natseq));
-	memcpy(r.synproxy, c->synproxy, sizeof(r.synproxy));
-	r.master = c->master;
-	memcpy(r.helper, c->helper, sizeof(r.helper));
-	if (zero(&r, sizeof(r))) {
+	if (!rare_needed(c)) {
 		free(k->rare);
 		k->rare = NULL;
 	} else {
@@ -135,7 +144,11 @@ int sync_obj_store(struct sync_obj *o, const struct ct_sync_conn *c)
 			if (!k->rare)
 				return -ENOMEM;
 		}
-		*k->rare = r;
+		memcpy(k->rare->labels, c->labels, sizeof(k->rare->labels));
+		memcpy(k->rare->natseq, c->natseq, sizeof(k->rare->natseq));
+		memcpy(k->rare->synproxy, c->synproxy, sizeof(k->rare->synproxy));
+		k->rare->master = c->master;
+		memcpy(k->rare->helper, c->helper, sizeof(k->rare->helper));
 	}
 	k->orig = c->orig;
 	k->has = c->has;

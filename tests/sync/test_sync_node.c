@@ -613,6 +613,59 @@ static void test_datagram_walk_rules(void **state)
 	free(c);
 }
 
+/* What the caches keep apart (labels, sequence adjustment, synproxy,
+ * master, helper) comes back whole; the kernel's zero SYNPROXY, which
+ * conntrackd sends with every entry, comes back as it came. */
+static void test_external_cache_keeps_every_field(void **state)
+{
+	struct ct_sync_config cfg;
+	struct cap *c = cap_new();
+	struct ct_sync_node *n;
+	struct ct_sync_conn k = conn_n(5), z = conn_n(6);
+	struct ct_sync_entry e;
+	uint8_t buf[CT_SYNC_CONN_MSG_MAX];
+	int len;
+
+	(void)state;
+	base_cfg(&cfg, CT_SYNC_FTFW);
+	n = node_cap(&cfg, c);
+	k.has |= CT_SYNC_HAS_LABELS | CT_SYNC_HAS_NATSEQ | CT_SYNC_HAS_SYNPROXY |
+		 CT_SYNC_HAS_MASTER | CT_SYNC_HAS_HELPER | CT_SYNC_HAS_SNAT | CT_SYNC_HAS_SPAT;
+	k.labels[3] = 0x81;
+	for (unsigned i = 0; i < 6; i++)
+		k.natseq[i] = 1000 + i;
+	k.synproxy[1] = 77;
+	k.master = k.orig;
+	k.master.dport = 21;
+	strcpy(k.helper, "ftp");
+	k.snat_addr.ip4 = htonl(0xc6336401);
+	k.snat_port = 61000;
+	len = ct_sync_msg_conn(buf, sizeof(buf), CT_SYNC_T_CT_NEW, 0, 10, &k, CT_SYNC_ENC_TIMEOUT);
+	assert_true(len > 0);
+	ct_sync_node_recv(n, buf, (size_t)len, MS);
+	z.has |= CT_SYNC_HAS_SYNPROXY;          /* all zero */
+	len = ct_sync_msg_conn(buf, sizeof(buf), CT_SYNC_T_CT_NEW, 0, 11, &z, CT_SYNC_ENC_TIMEOUT);
+	ct_sync_node_recv(n, buf, (size_t)len, MS);
+	assert_true(ct_sync_node_find(n, CT_SYNC_EXTERNAL, &k.orig, MS, &e));
+	assert_memory_equal(&e.conn, &k, sizeof(k));
+	assert_true(ct_sync_node_find(n, CT_SYNC_EXTERNAL, &z.orig, MS, &e));
+	assert_memory_equal(&e.conn, &z, sizeof(z));
+	/* an update that drops them drops them */
+	k.has &= ~(uint32_t)(CT_SYNC_HAS_LABELS | CT_SYNC_HAS_HELPER | CT_SYNC_HAS_MASTER |
+			     CT_SYNC_HAS_NATSEQ | CT_SYNC_HAS_SYNPROXY);
+	memset(k.labels, 0, sizeof(k.labels));
+	memset(k.natseq, 0, sizeof(k.natseq));
+	memset(k.synproxy, 0, sizeof(k.synproxy));
+	memset(&k.master, 0, sizeof(k.master));
+	memset(k.helper, 0, sizeof(k.helper));
+	len = ct_sync_msg_conn(buf, sizeof(buf), CT_SYNC_T_CT_UPD, 0, 12, &k, CT_SYNC_ENC_TIMEOUT);
+	ct_sync_node_recv(n, buf, (size_t)len, MS);
+	assert_true(ct_sync_node_find(n, CT_SYNC_EXTERNAL, &k.orig, MS, &e));
+	assert_memory_equal(&e.conn, &k, sizeof(k));
+	ct_sync_node_destroy(n);
+	free(c);
+}
+
 /* ------------------------------------------------------------------ */
 /* stream framing (TCP)                                               */
 
@@ -1114,6 +1167,7 @@ int main(void)
 		cmocka_unit_test(test_resend_queue_full_drops_the_oldest),
 		cmocka_unit_test(test_caches_are_bounded),
 		cmocka_unit_test(test_datagram_walk_rules),
+		cmocka_unit_test(test_external_cache_keeps_every_field),
 		cmocka_unit_test(test_stream_messages_split_anywhere),
 		cmocka_unit_test(test_notrack_counts_loss_and_repairs_nothing),
 		cmocka_unit_test(test_alarm_refreshes_and_expires),
