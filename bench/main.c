@@ -118,6 +118,14 @@ static const struct bench_opt sync_opts[] = {
 	{ .name = NULL }
 };
 
+static const struct bench_opt nat_search_opts[] = {
+	{ "fill-pct", BV_COUNT, "PCT", "share of the port class in use (default 99)", 1, 100 },
+	{ "conns", BV_COUNT, "N", "steady: new connections per variant (default 200k; --quick 20k)", 1, 0 },
+	{ "worst-rounds", BV_COUNT, "N", "worst case: searches timed (default 20k; --quick 2k)", 1, 0 },
+	QUICK("20k connections, 2k worst-case rounds"),
+	{ .name = NULL }
+};
+
 static const struct bench_entry benches[] = {
 	{ "gc-yield", "collector pass: yield every row vs at most once per ms",
 	  bench_gc_yield, gc_yield_opts, NULL, NULL, NULL },
@@ -139,6 +147,8 @@ static const struct bench_entry benches[] = {
 	  "captures to read instead of the default list" },
 	{ "sync", "conntrackd's sync protocol: codec, nodes, 1M resync, conntrackd side by side",
 	  bench_sync, sync_opts, NULL, NULL, NULL },
+	{ "nat-search", "NAT port search in a nearly full range: the kernel's 248 probes vs the exact port map",
+	  bench_nat_search, nat_search_opts, NULL, NULL, NULL },
 };
 
 #define N_BENCHES (sizeof(benches) / sizeof(benches[0]))

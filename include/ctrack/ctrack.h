@@ -13,6 +13,8 @@
  *   stats.h    counters
  *   settings.h the kernel's knobs
  *   sync.h     conntrackd's state synchronization protocol
+ *   nat.h      NAT: tuple choice and packet translation (not yet joined
+ *              to the table: docs/nat-design.md)
  */
 #ifndef CTRACK_CTRACK_H
 #define CTRACK_CTRACK_H
@@ -29,5 +31,6 @@
 #include "ctrack/gc.h"
 #include "ctrack/ns.h"
 #include "ctrack/sync.h"
+#include "ctrack/nat.h"
 
 #endif /* CTRACK_CTRACK_H */

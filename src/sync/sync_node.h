@@ -28,7 +28,7 @@
 #include <stdint.h>
 
 #include "ctrack/sync.h"
-#include "hash.h"
+#include "base/hash.h"
 
 enum sq_kind {
 	SQ_OBJ = 0,

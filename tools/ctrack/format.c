@@ -64,37 +64,14 @@ static void sb_flush(struct sbuf *sb, FILE *out)
 	sb->n = 0;
 }
 
-static void put_addr(struct sbuf *out, const struct ct_tuple *t)
+/* A tuple as conntrack prints it: the library's formatter (tuple.h), so
+ * that the tool and the API print one way. */
+static void put_tuple(struct sbuf *out, const struct ct_tuple *t)
 {
-	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
-	int af = t->l3 == CT_L3_IPV6 ? AF_INET6 : AF_INET;
+	char buf[2 * INET6_ADDRSTRLEN + 64];
 
-	inet_ntop(af, t->l3 == CT_L3_IPV6 ? (const void *)t->src.ip6 : (const void *)&t->src.ip4, s, sizeof(s));
-	inet_ntop(af, t->l3 == CT_L3_IPV6 ? (const void *)t->dst.ip6 : (const void *)&t->dst.ip4, d, sizeof(d));
-	sb_printf(out, "src=%s dst=%s ", s, d);
-}
-
-static void put_ports(struct sbuf *out, const struct ct_tuple *t)
-{
-	switch (t->l4) {
-	case IPPROTO_TCP:
-	case IPPROTO_UDP:
-	case IPPROTO_UDPLITE:
-	case IPPROTO_SCTP:
-	case IPPROTO_DCCP:
-		sb_printf(out, "sport=%u dport=%u ", t->sport, t->dport);
-		break;
-	case IPPROTO_GRE:
-		sb_printf(out, "srckey=0x%x dstkey=0x%x ", t->sport, t->dport);
-		break;
-	case IPPROTO_ICMP:
-	case IPPROTO_ICMPV6:
-		sb_printf(out, "type=%d code=%d id=%d ", ct_tuple_icmp_type(t),
-			ct_tuple_icmp_code(t), t->sport);
-		break;
-	default:
-		break;
-	}
+	ct_tuple_format(t, buf, sizeof(buf));
+	sb_printf(out, "%s ", buf);
 }
 
 /* What a line shows, beyond the tuples and status flags. */
@@ -120,15 +97,13 @@ static void put_text(struct sbuf *out, const struct fmt_opts *o,
 		sb_printf(out, "%lld ", p->timeout_s < 0 ? 0 : p->timeout_s);
 	if (p->state && ci->state_name)
 		sb_printf(out, "%s ", ci->state_name);
-	put_addr(out, &ci->orig);
-	put_ports(out, &ci->orig);
+	put_tuple(out, &ci->orig);
 	if (p->counters)
 		sb_printf(out, "packets=%" PRIu64 " bytes=%" PRIu64 " ",
 			ci->packets[0], ci->bytes[0]);
 	if (!(ci->status & CT_ST_SEEN_REPLY))
 		sb_printf(out, "[UNREPLIED] ");
-	put_addr(out, &ci->reply);
-	put_ports(out, &ci->reply);
+	put_tuple(out, &ci->reply);
 	if (p->counters)
 		sb_printf(out, "packets=%" PRIu64 " bytes=%" PRIu64 " ",
 			ci->packets[1], ci->bytes[1]);
