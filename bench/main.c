@@ -109,6 +109,15 @@ static const struct bench_opt read_opts[] = {
 	{ .name = NULL }
 };
 
+static const struct bench_opt sync_opts[] = {
+	{ "conns", BV_COUNT, "N", "connections of the codec, two-node and side-by-side runs (default 100k)", 1, 10000000 },
+	{ "resync", BV_COUNT, "N", "entries of the full resync (default 1M; --quick 100k)", 1, 10000000 },
+	{ "conntrackd", BV_FLAG, NULL, "also run conntrackd 1.4.7 side by side in namespaces (root)", 0, 0 },
+	{ "peer", BV_TEXT, "PATH", "the ctsync_peer program (default: the build's tests/sync/ctsync_peer)", 0, 0 },
+	QUICK("a 100k-entry resync"),
+	{ .name = NULL }
+};
+
 static const struct bench_opt nat_search_opts[] = {
 	{ "fill-pct", BV_COUNT, "PCT", "share of the port class in use (default 99)", 1, 100 },
 	{ "conns", BV_COUNT, "N", "steady: new connections per variant (default 200k; --quick 20k)", 1, 0 },
@@ -136,6 +145,8 @@ static const struct bench_entry benches[] = {
 	{ "read", "ctrack read on captures: packets per second",
 	  bench_read, read_opts, "FILE", NULL,
 	  "captures to read instead of the default list" },
+	{ "sync", "conntrackd's sync protocol: codec, nodes, 1M resync, conntrackd side by side",
+	  bench_sync, sync_opts, NULL, NULL, NULL },
 	{ "nat-search", "NAT port search in a nearly full range: the kernel's 248 probes vs the exact port map",
 	  bench_nat_search, nat_search_opts, NULL, NULL, NULL },
 };

@@ -12,6 +12,7 @@
  *   ns.h       namespaces and batched teardown
  *   stats.h    counters
  *   settings.h the kernel's knobs
+ *   sync.h     conntrackd's state synchronization protocol
  *   nat.h      NAT: tuple choice and packet translation (not yet joined
  *              to the table: docs/nat-design.md)
  */
@@ -29,6 +30,7 @@
 #include "ctrack/stats.h"
 #include "ctrack/gc.h"
 #include "ctrack/ns.h"
+#include "ctrack/sync.h"
 #include "ctrack/nat.h"
 
 #endif /* CTRACK_CTRACK_H */
