@@ -66,5 +66,7 @@ int bench_memory(const struct bench_args *a);
 int bench_teardown(const struct bench_args *a);
 int bench_ovs(const struct bench_args *a);
 int bench_read(const struct bench_args *a);
+int bench_sync(const struct bench_args *a);
+int bench_nat_search(const struct bench_args *a);
 
 #endif

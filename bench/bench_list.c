@@ -774,7 +774,7 @@ int bench_list(const struct bench_args *a)
 	slash = strrchr(self, '/');
 	*slash = 0;
 	snprintf(ctrack, sizeof(ctrack), "%s/../tools/ctrack", self);
-	snprintf(repo, sizeof(repo), "%s", CTRACK_SOURCE_ROOT);
+	snprintf(repo, sizeof(repo), "%s", CTRACK_SRC_DIR);
 	for (int i = 0; i < a->argc; i++) {
 		if (a->argv[i][0] == '-') {
 			if (strcmp(a->argv[i], "--quick"))

@@ -49,8 +49,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "../tools/ctrack/capture.h"
+#include "capture.h"
 #include "bench_util.h"
+#include "support/frame.h"
 
 static const char *const default_pcaps[] = {
 	"zeek__echo-connections.pcap.gz",
@@ -276,7 +277,7 @@ static char *write_synth(uint64_t packets, uint64_t *written)
 	pcap_dumper_t *dump;
 	enum { ACTIVE = 50000 };
 	struct sflow *fl = calloc(ACTIVE, sizeof(*fl));
-	uint8_t frame[BU_FRAME_HDR_MAX + 512];
+	uint8_t frame[TS_FRAME_HDR_MAX + 512];
 	uint64_t seed = 99, n = 0, ts_us = 1700000000ull * 1000000ull;
 	uint32_t next_id = 0;
 	int fd;
@@ -345,7 +346,7 @@ static char *write_synth(uint64_t packets, uint64_t *written)
 			}
 			last = k == 3 + nd + 2;
 		}
-		cap = bu_frame(frame, &p, true, &wire);
+		cap = ts_frame(frame, &p, true, &wire);
 		h.ts.tv_sec = (time_t)(ts_us / 1000000);
 		h.ts.tv_usec = (suseconds_t)(ts_us % 1000000);
 		h.caplen = cap;

@@ -92,6 +92,7 @@
 #include <time.h>
 
 #include "bench_util.h"
+#include "support/frame.h"
 
 enum work { W_EST, W_NEW_UDP, W_NEW_TCP };
 enum gcmode { GC_OFF, GC_DUE, GC_NONEMPTY, GC_ALT, GC_WHEEL };
@@ -176,7 +177,7 @@ static void *worker_main(void *arg)
 	struct ct_packet pk[CT_BURST_MAX];
 	const struct ct_packet *ptr[CT_BURST_MAX];
 	struct ct_verdict v[CT_BURST_MAX];
-	static _Thread_local uint8_t fb[CT_BURST_MAX][BU_FRAME_HDR_MAX];
+	static _Thread_local uint8_t fb[CT_BURST_MAX][TS_FRAME_HDR_MAX];
 	uint32_t caplen[CT_BURST_MAX], wire[CT_BURST_MAX];
 	uint32_t *seq = NULL;
 	size_t seq_len = 0, pos = 0;
@@ -244,7 +245,7 @@ static void *worker_main(void *arg)
 					tcp_life(&pk[j], &t, (unsigned)(i % per));
 			}
 			if (w->frames)
-				caplen[j] = bu_frame(fb[j], &pk[j], false, &wire[j]);
+				caplen[j] = ts_frame(fb[j], &pk[j], false, &wire[j]);
 		}
 		ta = bu_mono_ns();
 		if (w->frames)

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
+#include "support/tuple.h"
 
 /* ---- clocks ---- */
 
@@ -456,27 +457,16 @@ struct ct_table *bu_table(const struct ct_table_config *cfg)
 
 void bu_flow_tuple(struct ct_tuple *t, uint32_t flow, uint8_t l4, uint16_t zone)
 {
-	memset(t, 0, sizeof(*t));
-	t->l3 = CT_L3_IPV4;
-	t->l4 = l4;
+	*t = ts_tuple4(l4, 0x0a000000u + (flow >> 12), 0xac100001u,
+		       (uint16_t)(1024u + (flow & 4095u)), 80);
 	t->zone = zone;
-	t->src.ip4 = htonl(0x0a000000u + (flow >> 12));
-	t->dst.ip4 = htonl(0xac100001u);
-	t->sport = (uint16_t)(1024u + (flow & 4095u));
-	t->dport = 80;
 }
 
 static void pkt_base(struct ct_packet *p, const struct ct_tuple *orig,
 		     enum ct_dir dir, uint32_t l4_hdr, uint32_t payload)
 {
 	memset(p, 0, offsetof(struct ct_packet, u));
-	p->tuple = *orig;
-	if (dir == CT_DIR_REPLY) {
-		p->tuple.src = orig->dst;
-		p->tuple.dst = orig->src;
-		p->tuple.sport = orig->dport;
-		p->tuple.dport = orig->sport;
-	}
+	p->tuple = dir == CT_DIR_REPLY ? ts_reverse(orig) : *orig;
 	p->kind = CT_PKT_TRACKABLE;
 	p->l3_hdr_len = 20;
 	p->l4_len = l4_hdr + payload;
@@ -546,94 +536,6 @@ void bu_tcp_close(struct ct_packet p[3], const struct ct_tuple *orig, uint32_t k
 		   end + 1, 512, 0);
 	bu_tcp_pkt(&p[2], orig, CT_DIR_ORIGINAL, CT_TCP_ACK, end + 1, BU_ISN_R + 2,
 		   512, 0);
-}
-
-/* ---- frames ---- */
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
-
-static uint32_t csum_add(uint32_t s, const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i + 1 < n; i += 2)
-		s += (uint32_t)(p[i] << 8 | p[i + 1]);
-	if (n & 1)
-		s += (uint32_t)p[n - 1] << 8;
-	return s;
-}
-
-static uint16_t csum_fold(uint32_t s)
-{
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
-}
-
-uint32_t bu_frame(uint8_t *f, const struct ct_packet *p, bool payload,
-		  uint32_t *wire)
-{
-	const struct ct_tuple *t = &p->tuple;
-	uint8_t *ip = f + 14, *l4 = ip + 20;
-	uint32_t hl = t->l4 == IPPROTO_TCP ? p->u.tcp.hdr_len : 8;
-	uint32_t l4len = hl + p->payload_len;
-
-	memset(f, 0, 14 + 20 + hl + (payload ? p->payload_len : 0));
-	f[0] = 0x02;
-	f[6] = 0x02;
-	f[11] = 1;
-	put16(f + 12, 0x0800);
-	ip[0] = 0x45;
-	put16(ip + 2, (uint16_t)(20 + l4len));
-	ip[6] = 0x40;              /* DF */
-	ip[8] = 64;
-	ip[9] = t->l4;
-	memcpy(ip + 12, &t->src.ip4, 4);
-	memcpy(ip + 16, &t->dst.ip4, 4);
-	put16(ip + 10, csum_fold(csum_add(0, ip, 20)));
-	put16(l4, t->sport);
-	put16(l4 + 2, t->dport);
-	if (t->l4 == IPPROTO_TCP) {
-		const struct ct_tcp_info *th = &p->u.tcp;
-
-		put32(l4 + 4, th->seq);
-		put32(l4 + 8, th->ack);
-		l4[12] = (uint8_t)((hl / 4) << 4);
-		l4[13] = th->flags;
-		put16(l4 + 14, th->window);
-		if (hl > 20) {
-			/* MSS, SACK permitted, window scale, padding */
-			uint8_t *o = l4 + 20;
-			o[0] = 2; o[1] = 4; put16(o + 2, th->mss);
-			o[4] = 4; o[5] = 2;
-			o[6] = 1; o[7] = 3; o[8] = 3; o[9] = th->wscale;
-			o[10] = 1; o[11] = 1;
-		}
-	} else {
-		put16(l4 + 4, (uint16_t)l4len);
-	}
-	if (payload) {
-		/* pseudo-header, then the segment (payload zeros add nothing) */
-		uint32_t s = csum_add(0, ip + 12, 8);
-		uint16_t c;
-
-		s += t->l4;
-		s += l4len;
-		c = csum_fold(csum_add(s, l4, hl));
-		if (t->l4 == IPPROTO_UDP && c == 0)
-			c = 0xffff;
-		put16(l4 + (t->l4 == IPPROTO_TCP ? 16 : 6), c);
-	}
-	*wire = 14 + 20 + l4len;
-	return payload ? *wire : 14 + 20 + hl;
 }
 
 uint64_t bu_process_all(struct ct_thread *thr, struct ct_packet *pkts,

@@ -137,19 +137,7 @@ void bu_tcp_established(struct ct_packet *p, const struct ct_tuple *orig,
 /* Close after @k established packets (k even: every datum acked). */
 void bu_tcp_close(struct ct_packet p[3], const struct ct_tuple *orig, uint32_t k);
 
-/*
- * bu_frame - the Ethernet/IPv4 frame packet @p describes (built by
- * bu_*_pkt): valid IPv4 header checksum; TCP header with the SYN's
- * options; the payload bytes (zeros) only when @payload, and then a valid
- * TCP/UDP checksum too (ctrack read checks them by default).  Without
- * @payload the frame holds the headers only and its wire length says how
- * long the packet was (a capture with a snaplen).  Returns the captured
- * length; *wire gets the wire length.  @f must have room for
- * BU_FRAME_HDR_MAX bytes, plus the payload when asked.
- */
-#define BU_FRAME_HDR_MAX 66
-uint32_t bu_frame(uint8_t *f, const struct ct_packet *p, bool payload,
-		  uint32_t *wire);
+/* Frames for these packets: ts_frame (tests/support/frame.h). */
 
 /* Process @n packets (any number) in bursts of CT_BURST_MAX; returns the
  * number of verdicts of class @cls seen (or of any class if cls < 0). */

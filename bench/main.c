@@ -126,6 +126,23 @@ static const struct bench_opt live_opts[] = {
 	{ .name = NULL }
 };
 
+static const struct bench_opt sync_opts[] = {
+	{ "conns", BV_COUNT, "N", "connections of the codec, two-node and side-by-side runs (default 100k)", 1, 10000000 },
+	{ "resync", BV_COUNT, "N", "entries of the full resync (default 1M; --quick 100k)", 1, 10000000 },
+	{ "conntrackd", BV_FLAG, NULL, "also run conntrackd 1.4.7 side by side in namespaces (root)", 0, 0 },
+	{ "peer", BV_TEXT, "PATH", "the ctsync_peer program (default: the build's tests/sync/ctsync_peer)", 0, 0 },
+	QUICK("a 100k-entry resync"),
+	{ .name = NULL }
+};
+
+static const struct bench_opt nat_search_opts[] = {
+	{ "fill-pct", BV_COUNT, "PCT", "share of the port class in use (default 99)", 1, 100 },
+	{ "conns", BV_COUNT, "N", "steady: new connections per variant (default 200k; --quick 20k)", 1, 0 },
+	{ "worst-rounds", BV_COUNT, "N", "worst case: searches timed (default 20k; --quick 2k)", 1, 0 },
+	QUICK("20k connections, 2k worst-case rounds"),
+	{ .name = NULL }
+};
+
 static const struct bench_entry benches[] = {
 	{ "gc-yield", "collector pass: yield every row vs at most once per ms",
 	  bench_gc_yield, gc_yield_opts, NULL, NULL, NULL },
@@ -150,6 +167,10 @@ static const struct bench_entry benches[] = {
 	  "workloads: printer socket kernel read latency (default: all)" },
 	{ "live", "the daemon's capacity on a veth; CPU per packet against softflowd, nfpcapd, ctrack read",
 	  bench_live, live_opts, NULL, NULL, NULL },
+	{ "sync", "conntrackd's sync protocol: codec, nodes, 1M resync, conntrackd side by side",
+	  bench_sync, sync_opts, NULL, NULL, NULL },
+	{ "nat-search", "NAT port search in a nearly full range: the kernel's 248 probes vs the exact port map",
+	  bench_nat_search, nat_search_opts, NULL, NULL, NULL },
 };
 
 #define N_BENCHES (sizeof(benches) / sizeof(benches[0]))

@@ -28,6 +28,9 @@
  *     minus expirations, deletions and early drops (each removal is
  *     counted once);
  *   - after a full collector pass no entry whose expiry is <= now remains.
+ * The parts: this file is the interpreter (the program's operations, the
+ * table pool); track_frame.c builds the frames, track_check.c checks the
+ * verdicts and the table (with tests/support's audit).
  * A broken invariant aborts with a message, which libFuzzer records as a
  * crash.  Everything is deterministic: collector slices use a budget of 0
  * (a whole pass) or 1 ns (exactly one 64-row group), never wall time.
@@ -44,20 +47,21 @@
 #include <string.h>
 
 #include "ctrack/ctrack.h"
-#include "proto.h"
-#include "table_impl.h"
-#include "track_bytecode.h"
-
-#define SEC 1000000000ull
-#define MS 1000000ull
-#define BUF 2048
-#define BURST 16
+#include "proto/proto.h"
+#include "base/state.h"
+#include "table/conn_key.h"
+#include "table/htab.h"
+#include "table/member.h"
+#include "table/reclaim.h"
+#include "table/resize.h"
+#include "table/wheel.h"
+#include "fuzz_track.h"
+#include "support/csum.h"
+#include "support/wire.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void fz_fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
-
-static void fz_fail(const char *fmt, ...)
+void fz_fail(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -68,8 +72,6 @@ static void fz_fail(const char *fmt, ...)
 	va_end(ap);
 	abort();
 }
-
-#define CHECK(cond, ...) do { if (!(cond)) fz_fail(__VA_ARGS__); } while (0)
 
 /* ---- reading the program ---- */
 
@@ -91,32 +93,6 @@ static uint32_t rd32(struct rd *r)
 		v = v << 8 | rd8(r);
 	return v;
 }
-
-/* ---- the harness state ---- */
-
-struct slot {
-	struct ct_tuple t;      /* original direction, zone included */
-	uint32_t nxt[2];        /* next TCP sequence number per direction */
-	uint32_t vtag[2];       /* SCTP: each side's own tag */
-};
-
-struct pspec {
-	uint8_t sd, fl, ln, md;
-};
-
-struct fz {
-	struct ct_table *t;
-	struct ct_thread *thr;
-	struct ct_defrag *defrag;
-	ct_time_ns now;
-	struct slot s[FZ_SLOTS];
-	struct ct_settings set[FZ_ZONES];  /* what each zone was given */
-	bool max_lowered[FZ_ZONES];        /* a max was set below the count */
-	bool events;
-	bool labels;
-	uint64_t ev_new, ev_destroy;
-	uint16_t ipid;
-};
 
 static void on_event(const struct ct_event *ev, void *arg)
 {
@@ -158,649 +134,6 @@ static void slot_init(struct slot *s, unsigned i)
 	s->vtag[1] = 0x22220000u + i;
 }
 
-/* ---- checksums (kept apart from the library's, so that a frame the
- * library calls good was judged by a second implementation) ---- */
-
-static uint64_t sum16(const uint8_t *p, size_t len, uint64_t s)
-{
-	while (len >= 2) {
-		uint16_t w;
-		memcpy(&w, p, 2);
-		s += w;
-		p += 2;
-		len -= 2;
-	}
-	if (len) {
-		uint16_t w = 0;
-		memcpy(&w, p, 1);
-		s += w;
-	}
-	return s;
-}
-
-static uint16_t fold(uint64_t s)
-{
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
-}
-
-static uint64_t pseudo(const uint8_t *ip, bool v6, uint8_t proto, uint32_t len)
-{
-	if (!v6)
-		return sum16(ip + 12, 8, 0) + htons((uint16_t)len) + htons(proto);
-	return sum16(ip + 8, 32, 0) + (htonl(len) & 0xffff) + (htonl(len) >> 16) +
-	       htons(proto);
-}
-
-static uint32_t crc32c(const uint8_t *p, size_t len)
-{
-	uint32_t c = 0xffffffffu;
-
-	while (len--) {
-		c ^= *p++;
-		for (int k = 0; k < 8; k++)
-			c = (c >> 1) ^ (0x82f63b78u & (0u - (c & 1)));
-	}
-	return ~c;
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	put16(p, (uint16_t)(v >> 16));
-	put16(p + 2, (uint16_t)v);
-}
-
-/* Fill checksums of the L4 header at @l4 (len bytes) inside IP datagram @ip. */
-static void l4_csum(uint8_t *ip, bool v6, uint8_t proto, uint8_t *l4, uint32_t len)
-{
-	uint16_t c;
-
-	switch (proto) {
-	case 6:
-		if (len < 20)
-			return;
-		memset(l4 + 16, 0, 2);
-		c = fold(sum16(l4, len, pseudo(ip, v6, 6, len)));
-		memcpy(l4 + 16, &c, 2);
-		break;
-	case 17:
-		if (len < 8)
-			return;
-		memset(l4 + 6, 0, 2);
-		c = fold(sum16(l4, len, pseudo(ip, v6, 17, len)));
-		if (c == 0)
-			c = 0xffff;
-		memcpy(l4 + 6, &c, 2);
-		break;
-	case 136: {
-		/* as checksum.c: the kernel's swapped pseudo-header over IPv4 */
-		uint64_t ps;
-
-		if (len < 8)
-			return;
-		memset(l4 + 6, 0, 2);
-		ps = v6 ? pseudo(ip, true, 17, len)
-			: sum16(ip + 12, 8, 0) + htons((uint16_t)(17 + (len & 0xff)));
-		c = fold(sum16(l4, len, ps));
-		if (c == 0)
-			c = 0xffff;
-		memcpy(l4 + 6, &c, 2);
-		break;
-	}
-	case 1:
-	case 58:
-		if (len < 8)
-			return;
-		memset(l4 + 2, 0, 2);
-		c = fold(sum16(l4, len, v6 ? pseudo(ip, true, proto, len) : 0));
-		memcpy(l4 + 2, &c, 2);
-		break;
-	case 132: {
-		uint32_t crc;
-
-		if (len < 12)
-			return;
-		memset(l4 + 8, 0, 4);
-		crc = crc32c(l4, len);
-		l4[8] = (uint8_t)crc;
-		l4[9] = (uint8_t)(crc >> 8);
-		l4[10] = (uint8_t)(crc >> 16);
-		l4[11] = (uint8_t)(crc >> 24);
-		break;
-	}
-	default:
-		break;
-	}
-}
-
-static void ip4_csum(uint8_t *ip)
-{
-	uint16_t c;
-
-	memset(ip + 10, 0, 2);
-	c = fold(sum16(ip, (size_t)(ip[0] & 15) * 4, 0));
-	memcpy(ip + 10, &c, 2);
-}
-
-/* ---- building packets ---- */
-
-static const uint8_t tcp_combos[FZ_TCP_COMBOS] = {
-	CT_TCP_SYN, CT_TCP_SYN | CT_TCP_ACK, CT_TCP_ACK, CT_TCP_PSH | CT_TCP_ACK,
-	CT_TCP_FIN | CT_TCP_ACK, CT_TCP_RST, CT_TCP_RST | CT_TCP_ACK, CT_TCP_FIN,
-	CT_TCP_SYN | CT_TCP_ECE | CT_TCP_CWR, CT_TCP_ACK | CT_TCP_URG,
-	CT_TCP_ACK, CT_TCP_PSH | CT_TCP_ACK, CT_TCP_FIN | CT_TCP_PSH | CT_TCP_ACK,
-	CT_TCP_SYN | CT_TCP_ACK | CT_TCP_ECE,
-};
-
-/* Write the IP header for a datagram of @l4len L4 bytes from @src to @dst. */
-static size_t put_ip(struct fz *f, uint8_t *ip, bool v6, const union ct_addr *src,
-		     const union ct_addr *dst, uint8_t proto, uint32_t l4len)
-{
-	if (v6) {
-		memset(ip, 0, 40);
-		ip[0] = 0x60;
-		put16(ip + 4, (uint16_t)l4len);
-		ip[6] = proto;
-		ip[7] = 64;
-		memcpy(ip + 8, src->ip6, 16);
-		memcpy(ip + 24, dst->ip6, 16);
-		return 40;
-	}
-	memset(ip, 0, 20);
-	ip[0] = 0x45;
-	put16(ip + 2, (uint16_t)(20 + l4len));
-	put16(ip + 4, f->ipid++);
-	ip[8] = 64;
-	ip[9] = proto;
-	memcpy(ip + 12, &src->ip4, 4);
-	memcpy(ip + 16, &dst->ip4, 4);
-	ip4_csum(ip);
-	return 20;
-}
-
-static uint32_t put_tcp(struct slot *s, int dir, const struct pspec *ps, uint8_t *th)
-{
-	uint8_t flags = ps->fl < 224 ? tcp_combos[ps->fl % FZ_TCP_COMBOS] : ps->fl;
-	uint32_t seq = s->nxt[dir], ack = (flags & CT_TCP_ACK) ? s->nxt[!dir] : 0;
-	uint32_t hl = 20;
-
-	switch (ps->md & 3) {
-	case 1:
-		seq -= ps->ln ? ps->ln : 1;
-		break;
-	case 2:
-		seq += 0x40000000u;
-		break;
-	case 3:
-		ack += 0x20000000u;
-		break;
-	default:
-		break;
-	}
-	memset(th, 0, 60);
-	if (ps->md & 8) {
-		uint8_t *o = th + 20;
-
-		if (flags & CT_TCP_SYN) {
-			o[0] = 2; o[1] = 4; put16(o + 2, 1460);          /* MSS */
-			o[4] = 4; o[5] = 2;                               /* SACK perm */
-			o[6] = 3; o[7] = 3; o[8] = (uint8_t)(ps->md >> 4); /* WS */
-			o[9] = 1;
-			o[10] = 8; o[11] = 10; put32(o + 12, seq); put32(o + 16, 0);
-			hl = 40;
-		} else {
-			o[0] = 1; o[1] = 1;
-			o[2] = 8; o[3] = 10; put32(o + 4, seq); put32(o + 8, ack);
-			o[12] = 1; o[13] = 1;
-			o[14] = 5; o[15] = 10; put32(o + 16, ack); put32(o + 20, ack + 1000);
-			hl = 44;
-		}
-	}
-	put16(th, dir ? s->t.dport : s->t.sport);
-	put16(th + 2, dir ? s->t.sport : s->t.dport);
-	put32(th + 4, seq);
-	put32(th + 8, ack);
-	th[12] = (uint8_t)((hl / 4) << 4);
-	th[13] = flags;
-	put16(th + 14, (ps->md & 4) ? 0 : (uint16_t)(0xffff - ps->ln * 64));
-	memset(th + hl, 0xab, ps->ln);
-	if ((ps->md & 3) != 1 && (ps->md & 3) != 2)
-		s->nxt[dir] = seq + ps->ln + !!(flags & CT_TCP_SYN) + !!(flags & CT_TCP_FIN);
-	return hl + ps->ln;
-}
-
-static const uint8_t sctp_chunks[16] = { 1, 2, 10, 11, 0, 3, 4, 5, 6, 7, 8, 14, 9, 0, 0, 0 };
-
-static uint32_t put_sctp(struct slot *s, int dir, const struct pspec *ps, uint8_t *sh)
-{
-	uint8_t type = sctp_chunks[ps->fl & 15];
-	uint32_t off = 12, clen;
-	uint8_t *c = sh + 12;
-
-	put16(sh, dir ? s->t.dport : s->t.sport);
-	put16(sh + 2, dir ? s->t.sport : s->t.dport);
-	put32(sh + 4, type == 1 ? 0 : (ps->fl & 0x40) ? s->vtag[dir] : s->vtag[!dir]);
-	if (ps->fl & 0x20)
-		put32(sh + 4, 0xdeadbeef);
-	memset(c, 0, 64);
-	c[0] = type;
-	switch (type) {
-	case 1:
-	case 2:
-		clen = 20;
-		put32(c + 4, s->vtag[dir]);
-		put32(c + 8, 65536);
-		put16(c + 12, 1);
-		put16(c + 14, 1);
-		put32(c + 16, s->nxt[dir]);
-		break;
-	case 0:
-		clen = 16 + (ps->ln & 63);
-		put32(c + 4, s->nxt[dir]++);
-		break;
-	case 3:
-	case 4:
-	case 5:
-		clen = 16;
-		break;
-	case 7:
-		clen = 8;
-		break;
-	case 10:
-		clen = 8;
-		break;
-	default:
-		clen = 4;
-		break;
-	}
-	if ((ps->fl & 0x40) && (type == 6 || type == 14))
-		c[1] = 1; /* T bit: the sender's own tag */
-	put16(c + 2, (uint16_t)clen);
-	off += (clen + 3) & ~3u;
-	if (ps->fl & 0x10) {
-		uint8_t *d = sh + off;
-		memset(d, 0, 20);
-		d[0] = 0;
-		put16(d + 2, 20);
-		put32(d + 4, s->nxt[dir]++);
-		off += 20;
-	}
-	return off;
-}
-
-static uint32_t put_gre(struct slot *s, int dir, const struct pspec *ps, uint8_t *gh)
-{
-	uint32_t len;
-
-	memset(gh, 0, 16);
-	if (ps->fl & 1) {                /* PPTP's enhanced GRE */
-		put16(gh, 0x2001);
-		put16(gh + 2, 0x880b);
-		put16(gh + 4, ps->ln);
-		put16(gh + 6, dir ? s->t.sport : s->t.dport);
-		len = 8;
-	} else {
-		put16(gh, 0);
-		put16(gh + 2, 0x0800);
-		len = 4;
-	}
-	memset(gh + len, 0x5a, ps->ln);
-	return len + ps->ln;
-}
-
-static size_t build_ip(struct fz *f, struct slot *s, int dir, const struct pspec *ps,
-		       uint8_t *ip, int depth);
-
-/* An ICMP / ICMPv6 message for slot @s; errors quote another slot's packet
- * and are addressed from its destination back to its source, as a router
- * or the peer would send them. */
-static size_t build_icmp(struct fz *f, struct slot *s, int dir, const struct pspec *ps,
-			 uint8_t *ip, int depth)
-{
-	bool v6 = s->t.l3 == CT_L3_IPV6;
-	uint8_t proto = s->t.l4;
-	const union ct_addr *src = dir ? &s->t.dst : &s->t.src;
-	const union ct_addr *dst = dir ? &s->t.src : &s->t.dst;
-	uint8_t inner[BUF];
-	union ct_addr isrc, idst;
-	uint8_t *ih;
-	size_t hl, qlen = 0, ilen;
-
-	if ((ps->fl & 0x80) && depth == 0) {
-		struct slot *q = &f->s[ps->fl & 15];
-		struct pspec qs = { (uint8_t)((ps->fl >> 4) & 1) << 4, 0, (uint8_t)(ps->ln & 31), 0 };
-		bool qv6 = q->t.l3 == CT_L3_IPV6;
-		size_t qhl = qv6 ? 40 : 20;
-		struct slot qcopy = *q;     /* quoting does not advance its sequence */
-
-		ilen = build_ip(f, &qcopy, (qs.sd >> 4) & 1, &qs, inner, depth + 1);
-		qlen = ilen < qhl + 8 ? ilen : qhl + 8 + (ps->md & 8 ? 32 : 0);
-		if (qlen > ilen)
-			qlen = ilen;
-		v6 = qv6;
-		proto = v6 ? 58 : 1;
-		memset(&isrc, 0, sizeof(isrc));
-		memset(&idst, 0, sizeof(idst));
-		if (v6) {
-			memcpy(isrc.ip6, inner + 24, 16);
-			memcpy(idst.ip6, inner + 8, 16);
-		} else {
-			memcpy(&isrc.ip4, inner + 16, 4);
-			memcpy(&idst.ip4, inner + 12, 4);
-		}
-		if (!(ps->md & 4)) {
-			src = &isrc;
-			dst = &idst;
-		}
-	}
-	hl = v6 ? 40 : 20;
-	ih = ip + hl;
-	memset(ih, 0, 8);
-	if (qlen) {
-		static const uint8_t t4[4] = { 3, 11, 12, 4 };
-		static const uint8_t t6[4] = { 1, 3, 2, 4 };
-		ih[0] = v6 ? t6[(ps->fl >> 5) & 3] : t4[(ps->fl >> 5) & 3];
-		ih[1] = (uint8_t)(ps->md >> 4);
-		memcpy(ih + 8, inner, qlen);
-		ilen = 8 + qlen;
-	} else {
-		if (ps->fl & 0x40)
-			ih[0] = ps->md;
-		else if (v6)
-			ih[0] = dir ? 129 : 128;
-		else
-			ih[0] = dir ? 0 : 8;
-		put16(ih + 4, s->t.sport);
-		put16(ih + 6, (uint16_t)ps->ln);
-		memset(ih + 8, 0x33, ps->ln);
-		ilen = 8 + ps->ln;
-	}
-	put_ip(f, ip, v6, src, dst, proto, (uint32_t)ilen);
-	l4_csum(ip, v6, proto, ih, (uint32_t)ilen);
-	return hl + ilen;
-}
-
-/* The IP datagram of one packet of slot @s in direction @dir. */
-static size_t build_ip(struct fz *f, struct slot *s, int dir, const struct pspec *ps,
-		       uint8_t *ip, int depth)
-{
-	bool v6 = s->t.l3 == CT_L3_IPV6;
-	size_t hl = v6 ? 40 : 20;
-	uint8_t *l4 = ip + hl;
-	uint32_t len;
-
-	switch (s->t.l4) {
-	case 6:
-		len = put_tcp(s, dir, ps, l4);
-		break;
-	case 17:
-	case 136:
-		memset(l4, 0, 8 + ps->ln);
-		put16(l4, dir ? s->t.dport : s->t.sport);
-		put16(l4 + 2, dir ? s->t.sport : s->t.dport);
-		len = 8 + ps->ln;
-		put16(l4 + 4, (uint16_t)(s->t.l4 == 136 ? ((ps->md & 8) ? 8 : 0) : len));
-		memset(l4 + 8, 0x44, ps->ln);
-		break;
-	case 1:
-	case 58:
-		return build_icmp(f, s, dir, ps, ip, depth);
-	case 132:
-		len = put_sctp(s, dir, ps, l4);
-		break;
-	case 47:
-		len = put_gre(s, dir, ps, l4);
-		break;
-	default:
-		memset(l4, 0x77, ps->ln);
-		len = ps->ln;
-		break;
-	}
-	put_ip(f, ip, v6, dir ? &s->t.dst : &s->t.src, dir ? &s->t.src : &s->t.dst,
-	       s->t.l4, len);
-	l4_csum(ip, v6, s->t.l4, l4, len);
-	return hl + len;
-}
-
-/*
- * Build the packet of spec @ps into @buf and parse it into @pkt the way
- * its path says.  Returns false when nothing should be processed.
- */
-static bool make_packet(struct fz *f, const struct pspec *ps, uint8_t *buf,
-			struct ct_packet *pkt)
-{
-	struct slot *s = &f->s[ps->sd & 15];
-	int dir = (ps->sd >> 4) & 1;
-	unsigned path = ps->sd >> 5;
-	size_t lh = path == 3 ? 18 : 14, iplen, len;
-	uint8_t *ip = buf + lh;
-	bool v6 = s->t.l3 == CT_L3_IPV6;
-
-	iplen = build_ip(f, s, dir, ps, ip, 0);
-	/* the link header goes in front; ICMP errors may change the family */
-	v6 = (ip[0] >> 4) == 6;
-	memset(buf, 0, lh);
-	buf[0] = 0x02;
-	buf[6] = 0x02;
-	buf[11] = (uint8_t)(ps->sd & 15);
-	if (path == 3) {
-		put16(buf + 12, 0x8100);
-		put16(buf + 14, (uint16_t)(ps->md & 0x0fff));
-		put16(buf + 16, v6 ? 0x86dd : 0x0800);
-	} else {
-		put16(buf + 12, v6 ? 0x86dd : 0x0800);
-	}
-	len = lh + iplen;
-
-	switch (path) {
-	case 2:
-		ct_parse_ip(pkt, ip, (uint32_t)iplen, (uint32_t)iplen, f->now);
-		break;
-	case 4:
-	case 5:
-		/* the caller's own parser: the struct, filled in directly */
-		ct_parse_ip(pkt, ip, (uint32_t)iplen, (uint32_t)iplen, f->now);
-		if (path == 5 && pkt->kind == CT_PKT_TRACKABLE) {
-			pkt->l3_len += ps->md;       /* accounting only */
-			pkt->ttl = ps->fl;
-			if (pkt->tuple.l4 == 6) {
-				pkt->u.tcp.flags = ps->fl;
-				pkt->u.tcp.window = (uint16_t)(ps->md * 257);
-				pkt->u.tcp.wscale = (uint8_t)((ps->md >> 4) > 14 ? 14 : ps->md >> 4);
-				pkt->u.tcp.opts |= CT_TCPOPT_WSCALE | CT_TCPOPT_SACK;
-				pkt->u.tcp.sack_right = pkt->u.tcp.ack + ps->ln * 100u;
-			}
-		}
-		break;
-	case 6:
-		buf[lh + (ps->ln * 31u + ps->md) % iplen] ^= (uint8_t)(ps->fl | 1);
-		ct_parse_frame(pkt, CT_LINK_ETHERNET, buf, (uint32_t)len, (uint32_t)len, f->now);
-		break;
-	case 7: {
-		uint32_t cap = (uint32_t)(14 + (ps->md * (len - 14)) / 256);
-		ct_parse_frame(pkt, CT_LINK_ETHERNET, buf, cap, (uint32_t)len, f->now);
-		break;
-	}
-	default:
-		ct_parse_frame(pkt, CT_LINK_ETHERNET, buf, (uint32_t)len, (uint32_t)len, f->now);
-		break;
-	}
-	/* the zone is the caller's to choose, as --zone-by does */
-	pkt->tuple.zone = s->t.zone;
-	return true;
-}
-
-/* ---- checks ---- */
-
-static uint64_t zone_max(const struct fz *f, uint16_t z)
-{
-	return z < FZ_ZONES ? f->set[z].max : 0;
-}
-
-static void check_verdict(struct fz *f, const struct ct_packet *pkt,
-			  const struct ct_verdict *v, bool single)
-{
-	CHECK(v->cls <= CT_V_DROP, "verdict class %u", v->cls);
-	if (v->cls == CT_V_INVALID)
-		CHECK(v->reason != CT_PR_OK && v->reason < CT_PR_MAX,
-		      "INVALID with reason %u", v->reason);
-	if (v->cls == CT_V_DROP)
-		CHECK(v->reason == CT_PR_TABLE_FULL || v->reason == CT_PR_CHAIN_TOO_LONG ||
-		      v->reason == CT_PR_NO_MEMORY, "DROP with reason %u", v->reason);
-	if (single && v->cls == CT_V_NEW && (v->flags & CT_VF_CREATED) &&
-	    !(v->flags & CT_VF_DESTROYED)) {
-		struct ct_conn_info ci;
-		enum ct_dir d;
-
-		CHECK(ct_table_lookup(f->thr, &pkt->tuple, &ci, &d) == 1,
-		      "entry created by a packet is not found");
-		CHECK(d == CT_DIR_ORIGINAL || ct_tuple_equal(&ci.orig, &ci.reply),
-		      "creating packet found in the reply direction");
-	}
-	if (!f->max_lowered[0] && f->set[0].max)
-		CHECK(ct_table_count(f->t) <= f->set[0].max,
-		      "count %llu over the maximum %u",
-		      (unsigned long long)ct_table_count(f->t), f->set[0].max);
-}
-
-struct dump {
-	struct ct_conn_info *v;
-	size_t n, cap;
-};
-
-static int collect(const struct ct_conn_info *ci, void *arg)
-{
-	struct dump *d = arg;
-
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 64;
-		struct ct_conn_info *n = realloc(d->v, cap * sizeof(*n));
-		if (!n)
-			abort();
-		d->v = n;
-		d->cap = cap;
-	}
-	d->v[d->n++] = *ci;
-	return 0;
-}
-
-static int cmp_tuple(const void *a, const void *b)
-{
-	return memcmp(a, b, sizeof(struct ct_tuple));
-}
-
-static void check_counts(struct fz *f, const struct dump *d)
-{
-	uint64_t per_zone[FZ_ZONES] = { 0 };
-	struct ct_stats st;
-
-	CHECK(ct_table_count(f->t) == d->n, "count %llu but %zu entries reachable",
-	      (unsigned long long)ct_table_count(f->t), d->n);
-	for (size_t i = 0; i < d->n; i++) {
-		uint16_t z = d->v[i].orig.zone;
-		CHECK(z < FZ_ZONES, "entry in zone %u the harness never used", z);
-		per_zone[z]++;
-	}
-	for (uint16_t z = 0; z < FZ_ZONES; z++) {
-		int r = ct_ns_get_stats(f->t, z, &st);
-
-		if (r < 0) {
-			CHECK(per_zone[z] == 0, "%llu entries in zone %u, which does not exist",
-			      (unsigned long long)per_zone[z], z);
-			continue;
-		}
-		CHECK(st.count == per_zone[z], "zone %u counts %llu, holds %llu", z,
-		      (unsigned long long)st.count, (unsigned long long)per_zone[z]);
-		if (z && zone_max(f, z) && !f->max_lowered[z])
-			CHECK(per_zone[z] <= zone_max(f, z), "zone %u over its maximum", z);
-	}
-	if (f->events)
-		CHECK(f->ev_new - f->ev_destroy == d->n,
-		      "NEW %llu - DESTROY %llu events != %zu entries",
-		      (unsigned long long)f->ev_new, (unsigned long long)f->ev_destroy, d->n);
-	ct_table_get_stats(f->t, &st);
-	CHECK(st.count == d->n, "stats count %llu", (unsigned long long)st.count);
-	/* every removal is counted once, under exactly one cause */
-	CHECK(st.insert - st.expired - st.deleted - st.early_drop == d->n,
-	      "insert %llu - expired %llu - deleted %llu - early_drop %llu != %zu entries",
-	      (unsigned long long)st.insert, (unsigned long long)st.expired,
-	      (unsigned long long)st.deleted, (unsigned long long)st.early_drop, d->n);
-}
-
-static void check_entries(struct fz *f, struct dump *d)
-{
-	struct ct_tuple *keys = malloc((d->n * 2 + 1) * sizeof(*keys));
-	size_t nk = 0;
-
-	if (!keys)
-		abort();
-	for (size_t i = 0; i < d->n; i++) {
-		const struct ct_conn_info *ci = &d->v[i];
-		const struct ct_proto *p = ct_proto_find(ci->orig.l4);
-		struct ct_conn_info back;
-		struct ct_tuple inv;
-		enum ct_dir dir;
-
-		CHECK(ci->status & CT_ST_CONFIRMED, "entry not CONFIRMED");
-		CHECK(!(ci->status & CT_ST_DYING), "dumped entry is DYING");
-		CHECK(ct_ns_exists(f->t, ci->orig.zone), "entry of dead zone %u", ci->orig.zone);
-		if (p->n_states) {
-			CHECK(ci->l4state > 0 && ci->l4state < p->n_states &&
-			      ct_l4_state_name(ci->orig.l4, ci->l4state) != NULL &&
-			      ci->state_name != NULL,
-			      "%s entry in illegal state %u", p->name, ci->l4state);
-		}
-		if (ct_tuple_invert(&ci->orig, &inv))
-			CHECK(ct_tuple_equal(&inv, &ci->reply), "reply is not the inverted original");
-		CHECK(ct_table_lookup(f->thr, &ci->orig, &back, &dir) == 1 && back.id == ci->id,
-		      "entry not found from its original tuple");
-		CHECK(ct_table_lookup(f->thr, &ci->reply, &back, &dir) == 1 && back.id == ci->id,
-		      "entry not found from its reply tuple");
-		keys[nk++] = ci->orig;
-		if (!ct_tuple_equal(&ci->orig, &ci->reply))
-			keys[nk++] = ci->reply;
-	}
-	qsort(keys, nk, sizeof(*keys), cmp_tuple);
-	for (size_t i = 1; i < nk; i++)
-		CHECK(!ct_tuple_equal(&keys[i - 1], &keys[i]), "one tuple held by two entries");
-	free(keys);
-}
-
-static void dump_all(struct fz *f, struct dump *d)
-{
-	d->n = 0;
-	CHECK(ct_table_dump(f->thr, -1, collect, d) == 0, "dump failed");
-}
-
-/* The whole-table check; ends with a full collector pass. */
-static void check_all(struct fz *f)
-{
-	struct dump d = { 0 };
-	struct ct_gc_result r;
-
-	dump_all(f, &d);
-	check_counts(f, &d);
-	check_entries(f, &d);
-
-	/* the first call finishes the pass in progress, the second is whole */
-	CHECK(ct_gc_step(f->thr, f->now, 0, &r) == 0 && r.pass_done, "gc step");
-	CHECK(ct_gc_step(f->thr, f->now, 0, &r) == 0 && r.pass_done, "gc pass");
-	dump_all(f, &d);
-	for (size_t i = 0; i < d.n; i++)
-		CHECK(d.v[i].expires > f->now,
-		      "entry due %llu ns ago survived a full collector pass",
-		      (unsigned long long)(f->now - d.v[i].expires));
-	check_counts(f, &d);
-	free(d.v);
-}
-
 /* ---- operations ---- */
 
 static void process_frame_or_fragment(struct fz *f, struct ct_packet *pkt, bool single)
@@ -816,12 +149,12 @@ static void process_frame_or_fragment(struct fz *f, struct ct_packet *pkt, bool 
 		if (r == 1) {
 			whole.tuple.zone = zone;
 			CHECK(ct_process(f->thr, &whole, f->now, &v) == 0, "ct_process");
-			check_verdict(f, &whole, &v, single);
+			fz_check_verdict(f, &whole, &v, single);
 			return;
 		}
 	}
 	CHECK(ct_process(f->thr, pkt, f->now, &v) == 0, "ct_process");
-	check_verdict(f, pkt, &v, single);
+	fz_check_verdict(f, pkt, &v, single);
 }
 
 static void rd_spec(struct rd *r, struct pspec *ps)
@@ -839,7 +172,7 @@ static void op_pkt(struct fz *f, struct rd *r)
 	struct pspec ps;
 
 	rd_spec(r, &ps);
-	if (make_packet(f, &ps, buf, &pkt))
+	if (fz_make_packet(f, &ps, buf, &pkt))
 		process_frame_or_fragment(f, &pkt, true);
 }
 
@@ -861,7 +194,7 @@ static void op_burst(struct fz *f, struct rd *r)
 		if (at_ts && i)
 			op_time(f, r);
 		rd_spec(r, &ps);
-		make_packet(f, &ps, bufs[i], &pkts[i]);
+		fz_make_packet(f, &ps, bufs[i], &pkts[i]);
 		pkts[i].ts = f->now;
 		pp[i] = &pkts[i];
 	}
@@ -870,7 +203,7 @@ static void op_burst(struct fz *f, struct rd *r)
 	else
 		CHECK(ct_process_burst(f->thr, pp, n, f->now, v) == 0, "ct_process_burst");
 	for (unsigned i = 0; i < n; i++)
-		check_verdict(f, &pkts[i], &v[i], false);
+		fz_check_verdict(f, &pkts[i], &v[i], false);
 }
 
 /* Time only goes forward (table.h), saturating at the end of the range;
@@ -1195,7 +528,7 @@ static void op_frag(struct fz *f, struct rd *r)
 	s = &f->s[ps.sd & 15];
 	if (s->t.l3 != CT_L3_IPV4 || s->t.l4 == 1)
 		return;
-	len = build_ip(f, s, (ps.sd >> 4) & 1, &ps, whole, 0);
+	len = fz_build_ip(f, s, (ps.sd >> 4) & 1, &ps, whole, 0);
 	data = len - 20;
 	if (data < 16)
 		return;
@@ -1212,9 +545,9 @@ static void op_frag(struct fz *f, struct rd *r)
 			break;                   /* the rest never comes */
 		memcpy(frag, whole, 20);
 		memcpy(frag + 20, whole + 20 + off, n);
-		put16(frag + 2, (uint16_t)(20 + n));
-		put16(frag + 6, (uint16_t)((part ? 0 : 0x2000) | (off / 8)));
-		ip4_csum(frag);
+		ts_put16(frag + 2, (uint16_t)(20 + n));
+		ts_put16(frag + 6, (uint16_t)((part ? 0 : 0x2000) | (off / 8)));
+		ts_ip4_csum(frag);
 		ct_parse_frame(&pkt, CT_LINK_RAW, frag, (uint32_t)(20 + n), (uint32_t)(20 + n),
 			       f->now);
 		pkt.tuple.zone = s->t.zone;
@@ -1251,14 +584,14 @@ static void op_flood(struct fz *f, struct rd *r)
 			else
 				q.t.dst.ip6[14] ^= (uint8_t)(i >> 4);
 		}
-		len = build_ip(f, &q, 0, &ps, bufs[nb], 1);
+		len = fz_build_ip(f, &q, 0, &ps, bufs[nb], 1);
 		ct_parse_ip(&pkts[nb], bufs[nb], (uint32_t)len, (uint32_t)len, f->now);
 		pkts[nb].tuple.zone = s->t.zone;
 		pp[nb] = &pkts[nb];
 		if (++nb == BURST || i + 1 == count) {
 			CHECK(ct_process_burst(f->thr, pp, nb, f->now, v) == 0, "burst");
 			for (unsigned j = 0; j < nb; j++)
-				check_verdict(f, &pkts[j], &v[j], false);
+				fz_check_verdict(f, &pkts[j], &v[j], false);
 			nb = 0;
 		}
 	}
@@ -1307,7 +640,7 @@ static void run(struct fz *f, struct rd *r)
 			op_lookup(f, r);
 			break;
 		case OP_CHECK:
-			check_all(f);
+			fz_check_all(f);
 			break;
 		case OP_RAW:
 			op_raw(f, r);
@@ -1421,7 +754,12 @@ static struct ct_table *table_for(const struct ct_table_config *cfg, unsigned id
 	cached->cfg.max_chain = cfg->max_chain ? cfg->max_chain : 64;
 	cached->cfg.resize_load_pct = cfg->resize_load_pct ? cfg->resize_load_pct : 75;
 	cached->cfg.labels = cfg->labels;
-	ct_gc_init(cached);
+	{
+		struct ct_gc_policy pol;
+
+		ct_gc_policy_default(&pol);
+		ct_gc_set_policy(cached, &pol);
+	}
 	/* one pass recomputes the rows' due bounds, then start from row 0 */
 	CHECK(ct_gc_step(thr, now, 0, NULL) == 0, "reset: gc");
 	cached->gc_cursor = 0;
@@ -1475,7 +813,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		slot_init(&f.s[i], i);
 
 	run(&f, &r);
-	check_all(&f);
+	fz_check_all(&f);
 
 	ct_table_set_event_handler(f.t, NULL, NULL);
 	ct_defrag_destroy(f.defrag);

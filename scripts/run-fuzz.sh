@@ -6,7 +6,8 @@
 #
 # Targets are the executables BUILD_DIR/fuzz/fuzz_*.  Each runs for SECONDS
 # on its corpus BUILD_DIR/corpus-NAME (NAME = the target without "fuzz_"),
-# which is seeded from the captures in ../shared/pcaps the first time:
+# which is seeded from the captures in ../shared/pcaps the first time (or,
+# in a clone without it, from the project's own tests/captures/crafted):
 #   - by BUILD_DIR/fuzz/seedgen_NAME OUT_DIR CAPTURE... when the target
 #     ships a seed generator (fuzz_track: programs, not frames);
 #   - by scripts/make-fuzz-seeds.sh PCAPS OUT_DIR for fuzz_parse (frames
@@ -35,6 +36,10 @@ build=${1:?usage: run-fuzz.sh BUILD_DIR SECONDS}
 secs=${2:?usage: run-fuzz.sh BUILD_DIR SECONDS}
 root=$(cd "$(dirname "$0")/.." && pwd)
 pcaps=$root/../shared/pcaps
+if [ ! -d "$pcaps" ]; then
+	echo "run-fuzz: $pcaps not found: seeding from tests/captures/crafted" >&2
+	pcaps=$root/tests/captures/crafted
+fi
 build=$(cd "$build" && pwd) || exit 1
 # UBSan built without -fno-sanitize-recover only prints: make it fatal
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}

@@ -42,7 +42,10 @@ struct ct_defrag_stats {
 	uint64_t bad;             /* malformed fragments */
 };
 
-/* Create a reassembler. high_thresh_bytes 0 means 4 MiB; timeout_ns 0
+/* A reassembler is used by one thread at a time (ctrack read keeps one per
+ * replay); it takes no lock.
+ *
+ * Create a reassembler. high_thresh_bytes 0 means 4 MiB; timeout_ns 0
  * means the kernel's defaults, 30 s for IPv4 (ipfrag_time) and 60 s for
  * IPv6 (nf_conntrack_frag6_timeout); any other value applies to both.
  * Returns NULL when out of memory. */
@@ -61,11 +64,17 @@ void ct_defrag_destroy(struct ct_defrag *d);
  * CT_PKT_INVALID; process it like any other packet.
  * Returns 0 when more pieces are needed (or the fragment was dropped and
  * counted), and a negative errno on allocation failure.
- * Expired datagrams are purged as a side effect, using @now.
+ * Expired datagrams are purged as a side effect, using @now.  Cost: the
+ * fragment's bytes copied once, plus the purge; never much more than
+ * high_thresh_bytes held: past it every new fragment is refused (counted
+ * in evicted) until timeouts free room, as the kernel does.  Returns
+ * -ENOMEM only when a buffer cannot be allocated (the fragment is then
+ * dropped).
  */
 int ct_defrag_feed(struct ct_defrag *d, const struct ct_packet *frag,
 		   ct_time_ns now, struct ct_packet *out);
 
+/* The counters so far; the owning thread, O(1). */
 void ct_defrag_get_stats(const struct ct_defrag *d, struct ct_defrag_stats *s);
 
 #ifdef __cplusplus

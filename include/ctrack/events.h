@@ -5,9 +5,11 @@
  * A table has at most one event handler.  It is called synchronously, on
  * the thread whose work caused the event (a packet thread, the collector,
  * a flush or a namespace teardown), after the change and outside every
- * entry, row and slab lock (a whole-table flush still holds the mutex that
- * pauses online resizing), with a copy of the entry as it is after the
- * change.
+ * entry, row and slab lock, with a copy of the entry as it is after the
+ * change.  Some callers still hold a table-wide lock while they deliver:
+ * the collector its own (ct_gc_step), a whole-table flush the mutex that
+ * pauses online resizing, a namespace teardown the namespace lock - so a
+ * handler must not call into the table at all.
  * Which changes produce an UPDATE follows the kernel's event cache: a new
  * protocol state, ASSURED being set, a reply being seen, mark or labels
  * changing.  Events of one packet are merged into one, as the kernel
@@ -71,7 +73,8 @@ typedef void (*ct_event_fn)(const struct ct_event *ev, void *arg);
 /*
  * ct_table_set_event_handler - set (or, with @fn NULL, clear) the handler.
  * Call it before packet threads start or while none runs: the handler
- * pointer is read without synchronisation on the hot path.
+ * pointer is read without synchronisation on the hot path.  O(1), cannot
+ * fail.
  */
 void ct_table_set_event_handler(struct ct_table *t, ct_event_fn fn, void *arg);
 

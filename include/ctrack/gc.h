@@ -74,9 +74,14 @@ struct ct_gc_policy {
 	uint64_t max_interval_ns;  /* thread: longest gap; 0 = 1 s */
 };
 
+/* ct_gc_policy_default - the default policy (the wheel, throttled yields
+ * every 1 ms, passes 10 ms to 1 s apart).  Any thread, O(1), cannot fail. */
 void ct_gc_policy_default(struct ct_gc_policy *p);
 
-/* ct_gc_set_policy - change the policy; call while no collector runs. */
+/* ct_gc_set_policy - change the policy (zero fields take the default);
+ * switching the wheel on costs the next step one walk over the rows.
+ * Any thread, while no collector runs (neither a ct_gc_step nor the
+ * collector thread); cannot fail. */
 void ct_gc_set_policy(struct ct_table *t, const struct ct_gc_policy *p);
 
 struct ct_gc_result {
@@ -94,8 +99,14 @@ struct ct_gc_result {
 
 /*
  * ct_gc_step - run the collector on the calling (attached) thread for at
- * most @budget_ns of wall-clock time (0: until the pass completes).  Emits
- * DESTROY events for what it removes.  Returns 0 or a negative errno.
+ * most @budget_ns of wall-clock time (0: until the pass completes), as of
+ * time @now; @res (if not NULL) says what it did.  Emits DESTROY events for
+ * what it removes, on this thread, with the collector's lock held (a
+ * handler must not call ct_gc_step or ct_thread_detach).  Cost: what is
+ * due (the wheel) or the table's rows / 64 plus what is due (the scan);
+ * it also helps an online resize first, within the budget.  One collector
+ * at a time: returns -EBUSY at once when another thread is in a step (the
+ * collector thread's included); else 0.
  */
 int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 	       struct ct_gc_result *res);
@@ -107,11 +118,14 @@ typedef ct_time_ns (*ct_clock_fn)(void *arg);
  * (top -H, ps -L, /proc/PID/task/TID/comm).  liburcu's call_rcu thread,
  * which frees what the collector removes, is started first from the
  * caller's thread if it is not running yet, so it takes the caller's
- * name, not "ct-gc".  @clock NULL means CLOCK_MONOTONIC.  Returns 0,
- * -EALREADY, or -errno. */
+ * name, not "ct-gc".  @clock NULL means CLOCK_MONOTONIC.  Any one thread
+ * at a time (not concurrently with ct_gc_stop).  Returns 0, -EALREADY (it
+ * runs), or the negative errno of pthread_create. */
 int ct_gc_start(struct ct_table *t, ct_clock_fn clock, void *clock_arg);
 
-/* ct_gc_stop - stop it and wait for it to end. Returns 0 or -ESRCH. */
+/* ct_gc_stop - stop it and wait for it to end (its current slice, at most
+ * about 2 ms, and its thread's detach).  The thread that started it, or
+ * any one thread at a time.  Returns 0 or -ESRCH (not running). */
 int ct_gc_stop(struct ct_table *t);
 
 #ifdef __cplusplus

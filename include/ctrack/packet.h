@@ -112,6 +112,8 @@ enum ct_parse_reason {
 	CT_PR_MAX
 };
 
+/* A reason's name, as `ctrack read --stats` prints it, or "unknown" for a
+ * value it does not know.  Any thread, O(1). */
 const char *ct_parse_reason_name(enum ct_parse_reason r);
 
 /* TCP header flag bits, as in byte 13 of the header. */
@@ -237,7 +239,10 @@ static inline void ct_packet_moved(struct ct_packet *pkt, const uint8_t *from,
  * @caplen bytes are present at @frame; @wirelen is the frame's length on
  * the wire (>= caplen).  Fills @pkt completely and returns its kind
  * (also stored in pkt->kind).  @pkt->ifindex and @pkt->ts are set from
- * the arguments.
+ * the arguments.  Any thread: no table, no allocation, no lock; cost:
+ * the headers' bytes, read once and checked against @caplen.  Cannot
+ * fail: a frame it cannot use is CT_PKT_INVALID (pkt->reason) or
+ * CT_PKT_UNTRACKED.
  */
 enum ct_pkt_kind ct_parse_frame(struct ct_packet *pkt, int linktype,
 				const uint8_t *frame, uint32_t caplen,

@@ -101,7 +101,9 @@ struct ct_settings {
 #define CT_SETTINGS_MAX_TIMEOUT_S (10u * 365u * 86400u)
 
 /* Fill @s with the kernel's defaults (see KERNEL-ORACLE-FACTS: the values of
- * a fresh network namespace). */
+ * a fresh network namespace).  The functions here work on the caller's
+ * struct only: any thread, a name looked up in the library's table of
+ * knobs, no allocation, no lock.  ct_settings_default cannot fail. */
 void ct_settings_default(struct ct_settings *s);
 
 enum ct_settings_err {

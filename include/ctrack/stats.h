@@ -56,7 +56,8 @@ struct ct_stats {
 	uint64_t invalid_by_reason[CT_PR_MAX];
 };
 
-/* ct_table_get_stats - totals over the whole table (all zones). */
+/* ct_table_get_stats - totals over the whole table (all zones).  Any
+ * thread; takes the thread-list lock, O(threads).  Cannot fail. */
 void ct_table_get_stats(const struct ct_table *t, struct ct_stats *s);
 
 /*

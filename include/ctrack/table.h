@@ -28,6 +28,13 @@
  * @now per thread; small disagreements between threads are tolerated.
  *
  * Errors are negative errno values; nothing here prints or exits.
+ *
+ * Each function below says who may call it ("any thread": attached or
+ * not; "an attached thread": the owner of @thr, outside any read-side
+ * section of its own), what it costs, which locks it takes (the order
+ * among them is the library's business; a caller only needs to know what
+ * it must not do from an event handler or a dump callback) and every
+ * error it returns.
  */
 #ifndef CTRACK_TABLE_H
 #define CTRACK_TABLE_H
@@ -70,9 +77,15 @@ struct ct_table_config {
 					* bring the load to resize_load_pct
 					* * 100 / this); 0 = default (125),
 					* else 110..400 */
+	bool tcp_flags;                /* give TCP entries 8 bytes for the
+					* TCP flags seen in each direction
+					* (ct_conn_info.tcp_flags; IPFIX's
+					* tcpControlBits); a test on the
+					* hit path of every packet, an OR
+					* of TCP packets of such a table */
 };
 
-/* ct_table_config_default - zero-cost defaults: kernel settings (acct off),
+/* ct_table_config_default - any thread, O(1), cannot fail: kernel settings (acct off),
  * memb flavour, random key, chain limit 64, resize at 75% of the slots by
  * 1.25x (so the load stays between 60% and 75%: about 15-18 bytes of rows
  * per entry).  The table starts at settings.buckets rows (at least 64,
@@ -81,22 +94,37 @@ struct ct_table_config {
 void ct_table_config_default(struct ct_table_config *cfg);
 
 /*
- * ct_table_create - allocate a table.  Returns 0 and sets *@out, or
- * -ENOMEM, -EINVAL (nonsense config).  May be called from any thread;
- * the calling thread is not attached by it.
+ * ct_table_create - allocate a table.  Any thread; the calling thread is
+ * not attached by it.  Cost: maps the rows (settings.buckets of them, 64
+ * bytes each, zero pages until written), a 512 KiB array of namespace
+ * pointers and the collector's wheel (about 100 KiB), and zone 0; takes a
+ * random key from getrandom() unless cfg->hash_key is set.  Returns 0 and
+ * sets *@out, or -EINVAL (@cfg or @out NULL, an unknown RCU flavour,
+ * resize_growth_pct outside 110..400), -ENOMEM, or the negative errno of
+ * getrandom().
  */
 int ct_table_create(const struct ct_table_config *cfg, struct ct_table **out);
 
 /*
  * ct_table_destroy - free a table and every connection in it, without
- * emitting events.  No thread may be attached any more, and the collector
- * thread must be stopped.  Waits for outstanding RCU callbacks.
+ * emitting events.  Any thread, once no thread is attached any more and
+ * the collector thread is stopped; @t NULL is a no-op.  Blocks until
+ * every deferred reclaim of the table has run (rcu_barrier, repeated
+ * while a namespace teardown's batch is still waiting).  Cannot fail.
  */
 void ct_table_destroy(struct ct_table *t);
 
-/* ct_thread_attach - attach the calling thread (RCU registration included).
- * Returns NULL when out of memory.  ct_thread_detach flushes the thread's
- * counters into the table and hands its pending frees to RCU. */
+/* ct_thread_attach - attach the calling thread (RCU registration included,
+ * counted: a thread may attach to several tables).  Any thread; takes the
+ * table's thread-list lock; allocates the handle (its 1 MB ring of the
+ * collector's handles is touched only as it is used).  Returns NULL when
+ * out of memory.
+ * ct_thread_detach - the owner only, outside any read-side section: hands
+ * the thread's pending frees to RCU, folds its counters and count into the
+ * table, gives its ring to the collector's wheel (waiting for a collector
+ * step in progress: never call it from an event handler the collector
+ * runs) and its cached entries back to their slabs, and unregisters from
+ * RCU.  @thr NULL is a no-op.  Cannot fail. */
 struct ct_thread *ct_thread_attach(struct ct_table *t);
 void ct_thread_detach(struct ct_thread *thr);
 
@@ -113,8 +141,8 @@ void ct_thread_detach(struct ct_thread *thr);
 uint64_t ct_thread_take_next_due(struct ct_thread *thr);
 
 /* QSBR tables: report a quiescent state (no connection pointers held),
- * or go offline / online around a period of not polling.  No-ops for
- * memb tables. */
+ * or go offline / online around a period of not polling.  The owner only;
+ * a few instructions (liburcu's); no-ops for memb tables.  Cannot fail. */
 void ct_thread_quiescent(struct ct_thread *thr);
 void ct_thread_offline(struct ct_thread *thr);
 void ct_thread_online(struct ct_thread *thr);
@@ -154,9 +182,14 @@ struct ct_verdict {
  * ct_process - track one parsed packet at time @now.  The zone is
  * pkt->tuple.zone.  Packets whose kind is not CT_PKT_TRACKABLE are
  * classified (INVALID with the parser's reason, or UNTRACKED) and counted
- * without touching the table.  Returns 0, or a negative errno for misuse.
- * Cost: one lookup (a few cache misses when the table is large) plus the
- * protocol's work; use ct_process_burst() to hide the misses.
+ * without touching the table.  The owner of @thr only, outside any
+ * read-side section of its own.  Cost: one lookup (a few cache misses
+ * when the table is large) plus the protocol's work, a row lock and an
+ * allocation from the thread's magazine when it creates; use
+ * ct_process_burst() to hide the misses.  Events run on this thread
+ * (events.h).  Returns 0, or -EINVAL when @thr, @pkt or @v is NULL; what
+ * happened to the packet (no room, no namespace, ...) is in @v, not in the
+ * return value.
  */
 int ct_process(struct ct_thread *thr, const struct ct_packet *pkt,
 	       ct_time_ns now, struct ct_verdict *v);
@@ -165,7 +198,9 @@ int ct_process(struct ct_thread *thr, const struct ct_packet *pkt,
  * ct_process_burst - track @n packets (n <= CT_BURST_MAX) with the staged
  * lookup: hash all keys, prefetch rows, prefetch entries, compare, then
  * run the trackers in packet order.  Verdicts land in @v[0..n-1].  For a
- * QSBR table the thread reports a quiescent state at the end.
+ * QSBR table the thread reports a quiescent state at the end.  The owner
+ * of @thr only.  Returns 0, or -EINVAL when @thr is NULL, @pkts or @v is
+ * NULL with @n > 0, or @n > CT_BURST_MAX.
  */
 #define CT_BURST_MAX 64
 int ct_process_burst(struct ct_thread *thr, const struct ct_packet *const *pkts,
@@ -178,7 +213,7 @@ int ct_process_burst(struct ct_thread *thr, const struct ct_packet *const *pkts,
  * its time, with no collector pass in between: the caller ends a burst
  * before any packet whose time could see an entry expire (ctrack read:
  * the collector's next due time, and the burst's first time plus the
- * shortest timeout).  Same cost as ct_process_burst.
+ * shortest timeout).  Same caller, cost and errors as ct_process_burst.
  */
 int ct_process_burst_ts(struct ct_thread *thr, const struct ct_packet *const *pkts,
 			unsigned n, struct ct_verdict *v);
@@ -208,6 +243,10 @@ struct ct_conn_info {
 	uint32_t status;             /* CT_ST_* */
 	uint32_t mark;
 	uint8_t l4state;             /* protocol state number */
+	uint8_t tcp_flags[2];        /* by enum ct_dir: CT_TCP_* flags of
+				      * every TCP packet counted in that
+				      * direction, OR-ed; 0 unless
+				      * config.tcp_flags (issue 26) */
 	const char *state_name;      /* "ESTABLISHED", ..., or NULL for
 				      * protocols without states */
 	uint8_t labels[16];
@@ -218,20 +257,32 @@ struct ct_conn_info {
  * @zone, or all with zone < 0).  Runs inside an RCU read-side section of
  * the calling (attached) thread; entries inserted or removed meanwhile may
  * or may not be seen, none is seen twice.  @fn returns 0 to go on, anything
- * else to stop (returned).  Cost: O(table rows + entries).
+ * else to stop (returned).  An attached thread.  Cost: O(table rows +
+ * entries); takes the table's resize lock for the whole walk (online
+ * resizing pauses, inserts do not) and each entry's lock while it is
+ * copied.  @fn runs with the resize lock held and inside the read-side
+ * section: it must not dump, flush, destroy namespaces or detach.
+ * Returns 0 when every entry was seen, else what @fn returned.
  */
 typedef int (*ct_dump_fn)(const struct ct_conn_info *ci, void *arg);
 int ct_table_dump(struct ct_thread *thr, int zone, ct_dump_fn fn, void *arg);
 
-/* ct_table_lookup - copy out the entry holding @tuple (either direction).
- * Returns 1 found (and *dir set if @dir), 0 not found. */
+/* ct_table_lookup - copy out the entry holding @tuple (either direction)
+ * into @ci (if not NULL).  An attached thread; cost: one hash and one row
+ * (its chain), the entry's lock while it is copied; no allocation, no
+ * event.  Returns 1 found (and *dir set if @dir), 0 not found (also for an
+ * entry being removed); no error. */
 int ct_table_lookup(struct ct_thread *thr, const struct ct_tuple *tuple,
 		    struct ct_conn_info *ci, enum ct_dir *dir);
 
 /* ct_table_set_mark / ct_table_set_labels - what iptables' CONNMARK and
  * connlabel do: set the mark (bits in @mask replaced by @mark) or labels of
- * the entry holding @tuple; emits an UPDATE event.  Returns 1 done, 0 no
- * such entry. */
+ * the entry holding @tuple; an UPDATE event (CT_EVW_MARK / CT_EVW_LABEL)
+ * when the value changed, delivered after the entry's lock is released.
+ * An attached thread; cost as ct_table_lookup.  Returns 1 done (also when
+ * the value was already that), 0 no such entry; ct_table_set_labels
+ * returns -ENOSPC when the table was created without room for labels
+ * (ct_table_config.labels false), and changes nothing. */
 int ct_table_set_mark(struct ct_thread *thr, const struct ct_tuple *tuple,
 		      uint32_t mark, uint32_t mask, ct_time_ns now);
 int ct_table_set_labels(struct ct_thread *thr, const struct ct_tuple *tuple,
@@ -240,26 +291,34 @@ int ct_table_set_labels(struct ct_thread *thr, const struct ct_tuple *tuple,
 /*
  * ct_table_flush - remove every entry (or those of zone @zone >= 0) with
  * DESTROY events, as `conntrack -F` does.  Memory is reclaimed after a
- * grace period; the caller does not wait.  Returns the number removed.
- * Cost: O(rows + entries) for the whole table; for one zone, O(that
- * zone's entries) - it walks the namespace's own slabs.
+ * grace period; the caller does not wait.  An attached thread.  Cost:
+ * O(rows + entries) for the whole table, holding the resize lock (its
+ * DESTROY events run with it held: a handler must not dump or flush); for
+ * one zone, O(that zone's entries) - it walks the namespace's own slabs,
+ * and its events follow the walk.  Returns the number removed (0 for a
+ * zone without a namespace, or one past 65535); no error.
  */
 long ct_table_flush(struct ct_thread *thr, int zone, ct_time_ns now);
 
-/* ct_table_count - entries in the table (all zones). O(threads). */
+/* ct_table_count - entries in the table (all zones).  Any thread; takes the
+ * thread-list lock, O(threads); a snapshot that concurrent work may have
+ * moved on from.  Cannot fail. */
 uint64_t ct_table_count(const struct ct_table *t);
 
-/* ct_table_rows - current number of hash rows (changes on resize). */
+/* ct_table_rows - current number of hash rows (changes on resize).  Any
+ * thread; one load, no lock.  Cannot fail. */
 uint64_t ct_table_rows(const struct ct_table *t);
 
 /* ct_table_get_settings - a copy of zone 0's settings (any thread; takes
- * the namespace lock, so not for the packet path). */
+ * the namespace lock, so not for the packet path, nor from an event
+ * handler a teardown runs).  Cannot fail. */
 void ct_table_get_settings(const struct ct_table *t, struct ct_settings *out);
 
 /*
  * ct_conn_size - bytes one entry of protocol @l4 occupies at most (object
  * only, without its share of the hash rows): an IPv6 entry's size, which
- * bounds an IPv4 one's.  For documentation and benchmarks.
+ * bounds an IPv4 one's.  For documentation and benchmarks.  Any thread;
+ * takes the namespace lock (it reads zone 0's settings).  Cannot fail.
  */
 size_t ct_conn_size(const struct ct_table *t, uint8_t l4);
 
@@ -269,7 +328,8 @@ size_t ct_conn_size(const struct ct_table *t, uint8_t l4);
  */
 size_t ct_conn_size_l3(const struct ct_table *t, uint8_t l3, uint8_t l4);
 
-/* l4 protocol and state names as conntrack prints them. */
+/* l4 protocol and state names as conntrack prints them: constant strings.
+ * Any thread, O(1), cannot fail. */
 const char *ct_l4_name(uint8_t l4);               /* "tcp", ..., "unknown" */
 const char *ct_l4_state_name(uint8_t l4, uint8_t state); /* NULL if none */
 

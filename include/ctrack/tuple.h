@@ -78,7 +78,7 @@ static inline uint8_t ct_tuple_icmp_code(const struct ct_tuple *t)
  * Swaps addresses and ports; for ICMP/ICMPv6 queries maps the request type
  * to its reply type (echo -> echo reply, ...).  Returns false when @t has no
  * reply form (an ICMP type that is not a tracked query), as the kernel's
- * invert_tuple does; @out is then unspecified.
+ * invert_tuple does; @out is then unspecified.  Any thread, O(1).
  */
 bool ct_tuple_invert(const struct ct_tuple *t, struct ct_tuple *out);
 
@@ -86,7 +86,8 @@ bool ct_tuple_invert(const struct ct_tuple *t, struct ct_tuple *out);
  * ct_tuple_format - "src=A dst=B sport=P dport=Q" (or the ICMP / GRE /
  * generic variant), exactly as conntrack prints a tuple.  Writes at most
  * @size bytes including the terminating NUL; returns the length it wanted,
- * as snprintf does.
+ * as snprintf does (at most 127 characters: two IPv6 addresses and GRE
+ * keys).  Any thread; no allocation.
  */
 int ct_tuple_format(const struct ct_tuple *t, char *buf, unsigned size);
 

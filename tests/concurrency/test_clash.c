@@ -7,7 +7,7 @@
  * in the lookup, both build an entry, and the row lock lets one insert;
  * the other finds a live entry with its tuple (or the inverse), drops its
  * own, counts clash_resolve, flags its verdict CT_VF_CLASH and looks the
- * winner up (track.c).
+ * winner up (track/create.c).
  *
  * Each round releases two threads from a spinning barrier with the first
  * packet of a fresh flow each - the same packet, or the two directions of
@@ -121,7 +121,7 @@ static void *clash_main(void *arg)
 		p.kind = CT_PKT_TRACKABLE;
 		p.tuple = clash_tuple(c, r);
 		if (c->both_directions && w->idx == 1)
-			p.tuple = stress_reverse(&p.tuple);
+			p.tuple = ts_reverse(&p.tuple);
 		p.l3_len = 40;
 		p.l4_len = 20;
 		if (c->l4 == IPPROTO_TCP) {
@@ -213,7 +213,7 @@ static void race(enum ct_rcu_flavor flavor, uint8_t l4, bool both_directions)
 	thr = ct_thread_attach(c->t);
 	assert_non_null(thr);
 	for (uint32_t r = 0; r < c->done; r++) {
-		struct ct_tuple tu = clash_tuple(c, r), rev = stress_reverse(&tu);
+		struct ct_tuple tu = clash_tuple(c, r), rev = ts_reverse(&tu);
 		enum ct_dir d1, d2;
 
 		assert_int_equal(ct_table_lookup(thr, &tu, NULL, &d1), 1);

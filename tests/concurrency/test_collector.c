@@ -23,8 +23,8 @@
  */
 #include "stress.h"
 
-#include "hash.h"
-#include "htab.h"
+#include "base/hash.h"
+#include "table/htab.h"
 
 static const uint8_t fixed_key[16] = {
 	0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,

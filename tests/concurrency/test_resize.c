@@ -11,7 +11,7 @@
  *    burst that created them) and must find every one, from either
  *    direction: an entry is stored in the next generation before it
  *    leaves the old one, and a reader that misses in the old looks in the
- *    next (table.c);
+ *    next (table/resize.c, table/member.c);
  *  - a collector thread runs ct_gc_step() in slices of 50 us to 3 ms,
  *    visiting and locking every row and offering to yield after each one
  *    (the naive policies, so a slice is long and full of read-side gaps).
@@ -134,7 +134,7 @@ static void *reader_main(void *arg)
 						      : stress_below(&w->rng, pub);
 		tu = grow_tuple(ins, i);
 		if (stress_below(&w->rng, 2))
-			tu = stress_reverse(&tu);
+			tu = ts_reverse(&tu);
 		if (ct_table_lookup(thr, &tu, NULL, NULL) != 1)
 			atomic_fetch_add(&g->missing, 1);
 		n++;

@@ -9,7 +9,7 @@
  * running.  A collector that holds its lock for long - the seeding walk
  * over every row, ~300 ms at 10M connections - used to leave the rings
  * alone until its next step: a thread that made more than a ring's worth
- * (CT_WHEEL_RING) of connections meanwhile dropped a handle and asked
+ * (CT_RING_SIZE) of connections meanwhile dropped a handle and asked
  * for another walk, during which the same happened again (a collector
  * walking the table over and over, 20-33% of a core in the 10M rows of
  * `ctrack-bench throughput --work new-tcp`).  Now the collector also
@@ -42,7 +42,7 @@
 #define ROUND_FLOWS 40000u
 #define ROUNDS 4u
 
-_Static_assert(ROUND_FLOWS < CT_WHEEL_RING && ROUNDS * ROUND_FLOWS > 2 * CT_WHEEL_RING,
+_Static_assert(ROUND_FLOWS < CT_RING_SIZE && ROUNDS * ROUND_FLOWS > 2 * CT_RING_SIZE,
 	       "each round fits a ring, all of them overflow it twice");
 
 static const struct rcu_flavor_struct *prev_flavor;
@@ -312,7 +312,7 @@ static void test_a_ring_half_full_is_emptied_in_a_moment_the_lock_is_free(void *
 	struct holder ho;
 	struct ct_gc_result res;
 	struct ct_stats st;
-	const uint32_t half = CT_WHEEL_RING / 2 + 2 * CT_WHEEL_RING_TRY;
+	const uint32_t half = CT_RING_SIZE / 2 + 2 * CT_RING_TRY;
 	uint32_t made = 0;
 
 	(void)state;
@@ -327,9 +327,9 @@ static void test_a_ring_half_full_is_emptied_in_a_moment_the_lock_is_free(void *
 	assert_int_equal(ring_fill(thr), half);
 	let_go(&ho);
 	/* the lock free for a moment: the next try empties the ring */
-	make_flows(thr, made, CT_WHEEL_RING_TRY, 0);
-	made += CT_WHEEL_RING_TRY;
-	assert_true(ring_fill(thr) < CT_WHEEL_RING_TRY);
+	make_flows(thr, made, CT_RING_TRY, 0);
+	made += CT_RING_TRY;
+	assert_true(ring_fill(thr) < CT_RING_TRY);
 	/* so the next hold has half a ring of room again */
 	hold(&ho);
 	make_flows(thr, made, half, 0);
@@ -360,9 +360,9 @@ static void test_a_ring_filled_between_slices_of_a_walk_asks_for_no_second_walk(
 	seeds = st.gc_wheel_seeds;
 	assert_int_equal(ct_gc_step(thr, 0, 1, &res), 0);
 	assert_false(res.pass_done);
-	assert_false(t->wheel.seeded);
+	assert_false(t->wheel->seeded);
 	/* more than a ring's worth between two slices, the lock free */
-	make_flows(thr, FILL_FLOWS, CT_WHEEL_RING + CT_WHEEL_RING / 4, 0);
+	make_flows(thr, FILL_FLOWS, CT_RING_SIZE + CT_RING_SIZE / 4, 0);
 	assert_false(atomic_load(&t->wheel_reseed));
 	do
 		assert_int_equal(ct_gc_step(thr, 0, 0, &res), 0);
@@ -370,7 +370,7 @@ static void test_a_ring_filled_between_slices_of_a_walk_asks_for_no_second_walk(
 	ct_table_get_stats(t, &st);
 	assert_int_equal(st.gc_wheel_seeds, seeds + 1);   /* the one walk */
 
-	leave_at(t, thr, 0, FILL_FLOWS + CT_WHEEL_RING + CT_WHEEL_RING / 4, seeds + 1);
+	leave_at(t, thr, 0, FILL_FLOWS + CT_RING_SIZE + CT_RING_SIZE / 4, seeds + 1);
 	ct_thread_detach(thr);
 	ct_table_destroy(t);
 }

@@ -14,8 +14,14 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "rcu.h"
-#include "table_impl.h"
+#include "base/rcu.h"
+#include "base/state.h"
+#include "table/conn_key.h"
+#include "table/htab.h"
+#include "table/member.h"
+#include "table/reclaim.h"
+#include "table/resize.h"
+#include "table/wheel.h"
 #include "tsan_rcu.h"
 
 #if CT_TEST_TSAN

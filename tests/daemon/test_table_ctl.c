@@ -25,7 +25,8 @@
 #include <string.h>
 
 #include "ctrack/ctrack.h"
-#include "table_impl.h"
+#include "base/state.h"
+#include "table/htab.h"
 
 #define SEC 1000000000ull
 

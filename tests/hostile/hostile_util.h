@@ -23,13 +23,14 @@
 #include <unistd.h>
 
 #include "ctrack/ctrack.h"
+#include "support/tuple.h"
 
 #define H_SEC 1000000000ull
 #define H_MS 1000000ull
 
 /* AddressSanitizer keeps freed heap blocks in a quarantine (256 MiB by
  * default), so resident memory says nothing about the library's own
- * footprint there; the exact slab audit (hostile_audit.h) still holds. */
+ * footprint there; the exact slab audit (support/audit.h) still holds. */
 #if defined(__SANITIZE_ADDRESS__)
 #define H_ASAN 1
 #elif defined(__has_feature)
@@ -81,32 +82,6 @@ static inline uint64_t h_rss(void)
 	return (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
-static inline struct ct_tuple h_tuple4(uint8_t l4, uint32_t src, uint32_t dst,
-				       uint16_t sp, uint16_t dp)
-{
-	struct ct_tuple t;
-
-	memset(&t, 0, sizeof(t));
-	t.l3 = CT_L3_IPV4;
-	t.l4 = l4;
-	t.src.ip4 = htonl(src);
-	t.dst.ip4 = htonl(dst);
-	t.sport = sp;
-	t.dport = dp;
-	return t;
-}
-
-static inline struct ct_tuple h_reverse(const struct ct_tuple *t)
-{
-	struct ct_tuple r = *t;
-
-	r.src = t->dst;
-	r.dst = t->src;
-	r.sport = t->dport;
-	r.dport = t->sport;
-	return r;
-}
-
 static inline struct ct_packet h_udp(const struct ct_tuple *t, uint32_t payload)
 {
 	struct ct_packet p;
@@ -149,7 +124,7 @@ struct h_conn {
 
 static inline void h_conn_init(struct h_conn *c, uint32_t i)
 {
-	c->t = h_tuple4(IPPROTO_TCP, 0xc0a80000u | (i & 0xffff), 0x0a000001u,
+	c->t = ts_tuple4(IPPROTO_TCP, 0xc0a80000u | (i & 0xffff), 0x0a000001u,
 			(uint16_t)(10000 + (i >> 16)), 443);
 	c->cseq = 1000u + i * 7919u;
 	c->sseq = 500000u + i * 104729u;
@@ -159,7 +134,7 @@ static inline void h_conn_init(struct h_conn *c, uint32_t i)
  * Returns the number of packets the tracker did not accept as expected. */
 static inline int h_handshake(struct ct_thread *thr, struct h_conn *c, ct_time_ns now)
 {
-	struct ct_tuple r = h_reverse(&c->t);
+	struct ct_tuple r = ts_reverse(&c->t);
 	struct ct_packet p;
 	struct ct_verdict v;
 	int bad = 0;
@@ -187,7 +162,7 @@ static inline struct ct_packet h_data(struct h_conn *c, int dir, uint32_t len)
 		p = h_tcp(&c->t, CT_TCP_PSH | CT_TCP_ACK, c->cseq, c->sseq, len);
 		c->cseq += len;
 	} else {
-		struct ct_tuple r = h_reverse(&c->t);
+		struct ct_tuple r = ts_reverse(&c->t);
 		p = h_tcp(&r, CT_TCP_PSH | CT_TCP_ACK, c->sseq, c->cseq, len);
 		c->sseq += len;
 	}

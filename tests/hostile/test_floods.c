@@ -34,7 +34,8 @@
 #include <stdatomic.h>
 
 #include "hostile_util.h"
-#include "hostile_audit.h"
+#include "support/audit.h"
+#include "base/slab.h"
 
 static uint32_t table_max(void)
 {
@@ -68,7 +69,7 @@ static struct ct_table *make_table(uint32_t max)
 static struct ct_packet flood_packet(uint8_t l4, uint64_t *seed)
 {
 	uint64_t r = h_rand(seed);
-	struct ct_tuple t = h_tuple4(l4, (uint32_t)r, 0x0a000001u, (uint16_t)(r >> 32),
+	struct ct_tuple t = ts_tuple4(l4, (uint32_t)r, 0x0a000001u, (uint16_t)(r >> 32),
 				     l4 == IPPROTO_TCP ? 80 : 53);
 
 	if (l4 == IPPROTO_TCP)
@@ -79,7 +80,7 @@ static struct ct_packet flood_packet(uint8_t l4, uint64_t *seed)
 /* A UDP flow that is ASSURED: a query, its answer, and 3 s later more. */
 static int udp_assure(struct ct_thread *thr, const struct ct_tuple *t, ct_time_ns now)
 {
-	struct ct_tuple r = h_reverse(t);
+	struct ct_tuple r = ts_reverse(t);
 	struct ct_packet p = h_udp(t, 40), q = h_udp(&r, 120);
 	struct ct_verdict v;
 	int bad = 0;
@@ -154,7 +155,7 @@ static void run_flood(uint8_t l4, struct flood_res *res)
 			if (l4 == IPPROTO_TCP) {
 				d = h_data(c, side, 100);
 			} else {
-				struct ct_tuple r = h_reverse(&c->t);
+				struct ct_tuple r = ts_reverse(&c->t);
 				d = h_udp(side ? &r : &c->t, 100);
 			}
 			ct_process(thr, &d, now, &v);
@@ -227,12 +228,18 @@ static void run_flood(uint8_t l4, struct flood_res *res)
 	 * twice the maximum's entries plus the rows plus 16 MiB of allocator
 	 * and sanitizer overhead. */
 	{
-		struct h_audit a;
+		struct ts_audit a;
 		uint64_t per_chunk = (CT_CHUNK_SIZE - ((sizeof(struct ct_slab_chunk) + 63) & ~63ul)) /
 				     ct_conn_size_l3(t, CT_L3_IPV4, l4);
 		uint64_t need = (max + per_chunk - 1) / per_chunk;
 
-		h_audit(thr, &a);
+		ts_audit(thr, TS_AUDIT_TABLE | TS_AUDIT_MEMORY, &a);
+
+		if (a.violations)
+
+			print_error("%s\n", a.first);
+
+		assert_int_equal(a.violations, 0);
 		assert_int_equal(a.carved, a.live + a.free_objs + a.cached);
 		assert_int_equal(a.map_bad, 0);
 		assert_int_equal(a.live, st.count);
@@ -304,7 +311,7 @@ static void test_tenant_flood_capped_by_namespace_max_spares_other_tenants(void 
 	s.max = 0;
 	assert_int_equal(ct_ns_create(t, 2, &s), 0);
 	for (uint32_t i = 0; i < quiet; i++) {
-		struct ct_tuple q = h_tuple4(IPPROTO_UDP, 0xac100000u + i, 0x0a000002u, 5000, 53);
+		struct ct_tuple q = ts_tuple4(IPPROTO_UDP, 0xac100000u + i, 0x0a000002u, 5000, 53);
 		struct ct_packet p;
 		struct ct_verdict v;
 
@@ -323,7 +330,7 @@ static void test_tenant_flood_capped_by_namespace_max_spares_other_tenants(void 
 		assert_true(v.cls == CT_V_NEW || v.cls == CT_V_DROP);
 		if ((i & 1023) == 0) {
 			/* the quiet tenant still opens connections */
-			struct ct_tuple q = h_tuple4(IPPROTO_UDP, 0xac200000u + (uint32_t)(i >> 10),
+			struct ct_tuple q = ts_tuple4(IPPROTO_UDP, 0xac200000u + (uint32_t)(i >> 10),
 						     0x0a000002u, 5001, 53);
 			struct ct_packet qp;
 

@@ -24,10 +24,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "hash.h"
-#include "htab.h"
+#include "base/hash.h"
+#include "table/htab.h"
 #include "hostile_util.h"
-#include "hostile_audit.h"
+#include "support/audit.h"
+#include "base/state.h"
+#include "table/htab.h"
 
 #define ROWS 1024u
 #define CHAIN 64u
@@ -72,7 +74,7 @@ static uint64_t chosen_tuples(const uint8_t *key, uint64_t row, struct ct_tuple 
 	seed = h_rand(&seed);
 	for (unsigned got = 0; got < n; tries++) {
 		uint64_t c = seed + tries;
-		struct ct_tuple t = h_tuple4(IPPROTO_UDP, 0x64000000u | ((uint32_t)c & 0xffffff),
+		struct ct_tuple t = ts_tuple4(IPPROTO_UDP, 0x64000000u | ((uint32_t)c & 0xffffff),
 					     0x0a000001u, (uint16_t)(c >> 24), 53);
 
 		if (ct_row_index(ct_hash_tuple(&k, &t), ROWS) == row)
@@ -105,7 +107,7 @@ static void create_flows(struct ct_thread *thr, const struct ct_tuple *t, unsign
 			 ct_time_ns now)
 {
 	for (unsigned i = 0; i < n; i++) {
-		struct ct_tuple rv = h_reverse(&t[i]);
+		struct ct_tuple rv = ts_reverse(&t[i]);
 		struct ct_packet p = h_udp(&t[i], 50), q = h_udp(&rv, 50);
 		struct ct_verdict v;
 
@@ -124,7 +126,7 @@ static void test_chosen_tuples_with_known_key_hit_the_chain_limit_and_lookups_st
 	struct ct_table *t = make_table(known_key);
 	struct ct_thread *thr = ct_thread_attach(t);
 	struct ct_stats st;
-	struct h_audit a;
+	struct ts_audit a;
 	uint64_t tries, seed = 99, created = 0, refused = 0, t0;
 	double in_row_before, in_row_during, else_before, else_during, flood_ns;
 	double miss_before, miss_during;
@@ -146,7 +148,7 @@ static void test_chosen_tuples_with_known_key_hit_the_chain_limit_and_lookups_st
 		memcpy(&k, known_key, sizeof(k));
 		do {
 			r = h_rand(&seed);
-			legit[i] = h_tuple4(IPPROTO_UDP, 0xc0000000u | ((uint32_t)r & 0xffffff),
+			legit[i] = ts_tuple4(IPPROTO_UDP, 0xc0000000u | ((uint32_t)r & 0xffffff),
 					    0x0a000002u, (uint16_t)(r >> 32), 443);
 		} while (ct_row_index(ct_hash_tuple(&k, &legit[i]), ROWS) == row);
 	}
@@ -185,7 +187,10 @@ static void test_chosen_tuples_with_known_key_hit_the_chain_limit_and_lookups_st
 	assert_int_equal(st.chaintoolong, refused);
 	assert_int_equal(st.insert_failed, refused);
 	assert_int_equal(st.drop, 0);
-	h_audit(thr, &a);
+	ts_audit(thr, TS_AUDIT_TABLE | TS_AUDIT_MEMORY, &a);
+	if (a.violations)
+		print_error("%s\n", a.first);
+	assert_int_equal(a.violations, 0);
 	assert_int_equal(a.map_bad, 0);
 	assert_int_equal(a.max_row, CHAIN);
 	assert_int_equal(ct_row_count(&atomic_load(&t->htab)->rows[row]), CHAIN);
@@ -221,7 +226,7 @@ static void test_same_tuples_with_random_key_spread_evenly(void **state)
 	struct ct_table *t = make_table(NULL);
 	struct ct_thread *thr = ct_thread_attach(t);
 	struct ct_stats st;
-	struct h_audit a;
+	struct ts_audit a;
 	ct_time_ns now = 100 * H_SEC;
 
 	(void)state;
@@ -237,7 +242,10 @@ static void test_same_tuples_with_random_key_spread_evenly(void **state)
 	}
 	ct_table_get_stats(t, &st);
 	assert_int_equal(st.chaintoolong, 0);
-	h_audit(thr, &a);
+	ts_audit(thr, TS_AUDIT_TABLE | TS_AUDIT_MEMORY, &a);
+	if (a.violations)
+		print_error("%s\n", a.first);
+	assert_int_equal(a.violations, 0);
 	assert_int_equal(a.map_bad, 0);
 	/* n balls in ROWS bins (or more rows after a resize): the fullest
 	 * bin holds a handful; 16 is already far out in the tail */

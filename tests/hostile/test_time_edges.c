@@ -36,8 +36,8 @@ static void test_entry_created_at_the_end_of_time_is_not_expired_at_once(void **
 {
 	struct ct_table *t = make_table();
 	struct ct_thread *thr = ct_thread_attach(t);
-	struct ct_tuple tu = h_tuple4(IPPROTO_UDP, 0x0a000001, 0x0a000002, 4000, 53);
-	struct ct_tuple rv = h_reverse(&tu);
+	struct ct_tuple tu = ts_tuple4(IPPROTO_UDP, 0x0a000001, 0x0a000002, 4000, 53);
+	struct ct_tuple rv = ts_reverse(&tu);
 	struct ct_packet p = h_udp(&tu, 10), q = h_udp(&rv, 10);
 	struct ct_conn_info ci;
 	struct ct_verdict v;
@@ -145,7 +145,7 @@ static void test_clock_jumping_centuries_expires_everything_once(void **state)
 
 	(void)state;
 	for (uint16_t i = 0; i < 500; i++) {
-		struct ct_tuple tu = h_tuple4(IPPROTO_UDP, 0x0a000001, 0x0a000002, (uint16_t)(1000 + i), 53);
+		struct ct_tuple tu = ts_tuple4(IPPROTO_UDP, 0x0a000001, 0x0a000002, (uint16_t)(1000 + i), 53);
 		struct ct_packet p = h_udp(&tu, 10);
 		struct ct_verdict v;
 
@@ -167,8 +167,8 @@ static void test_lagging_clock_keeps_entry_and_counts(void **state)
 {
 	struct ct_table *t = make_table();
 	struct ct_thread *a = ct_thread_attach(t), *b = ct_thread_attach(t);
-	struct ct_tuple tu = h_tuple4(IPPROTO_UDP, 0x0a000001, 0x0a000002, 4000, 53);
-	struct ct_tuple rv = h_reverse(&tu);
+	struct ct_tuple tu = ts_tuple4(IPPROTO_UDP, 0x0a000001, 0x0a000002, 4000, 53);
+	struct ct_tuple rv = ts_reverse(&tu);
 	struct ct_packet p = h_udp(&tu, 10), q = h_udp(&rv, 10);
 	struct ct_verdict v;
 	struct ct_gc_result r;

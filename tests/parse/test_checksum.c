@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_checksum.c - ct_packet_l4_csum_ok() against tshark's verdicts on
- * real captures, plus the places where the kernel's nf_conntrack checksum
- * rules (which ctrack follows) differ from the RFCs tshark follows.
+ * real captures (../shared/pcaps: the "shared" group) and on the project's
+ * crafted ones (tests/captures/crafted: the default group; craft.py knows
+ * which checksums it spoiled, tshark agrees, check_captures.py), plus the
+ * places where the kernel's nf_conntrack checksum rules (which ctrack
+ * follows) differ from the RFCs tshark follows.
  *
  * tshark counts below come from:
  *   tshark -r FILE -o tcp.check_checksum:TRUE -o udp.check_checksum:TRUE
@@ -22,6 +25,7 @@
 
 #include "ctrack/packet.h"
 #include "pcap_util.h"
+#include "support/csum.h"
 
 static void load(struct tcap *tc, const char *name)
 {
@@ -193,23 +197,124 @@ static void test_source_routed_packets_use_current_destination(void **state)
 	tcap_free(&tc);
 }
 
+/* ---- the project's own captures (craft.py) ---- */
+
+/*
+ * checksums.pcap: 30 packets of TCP, UDP (one without a checksum), ICMP,
+ * IPv6 UDP, ICMPv6 echo and an ICMPv6 error, of which craft.py spoiled 8
+ * (tshark's count of status 0, check_captures.py); ng-two-interfaces:
+ * one bad UDP checksum (the other two bad ones are IPv4 header checksums);
+ * the rest were all built good.
+ */
+static void test_own_bad_checksum_counts_match_the_generator(void **state)
+{
+	static const struct { const char *file; unsigned bad; } cases[] = {
+		{ OWN("checksums.pcap"), 8 },
+		{ OWN("ng-two-interfaces.pcapng"), 1 },
+		{ OWN("link-vlan3.pcap"), 0 },
+		{ OWN("icmp-errors.pcap"), 0 },
+		{ OWN("link-nflog.pcap"), 0 },
+		{ OWN("ip6-ext-chains.pcap"), 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		unsigned bad = count_bad(cases[i].file, NULL);
+
+		if (bad != cases[i].bad)
+			fail_msg("%s: %u bad checksums, craft.py and tshark say %u",
+				 cases[i].file, bad, cases[i].bad);
+	}
+}
+
+/* sctp-association.pcap: 68 packets with good CRC-32C; sctp-adler32-be:
+ * 4 packets with RFC 2960's Adler-32, bad as CRC-32C. */
+static void test_own_sctp_crc32c(void **state)
+{
+	unsigned n;
+
+	(void)state;
+	assert_int_equal(count_bad(OWN("sctp-association.pcap"), &n), 0);
+	assert_int_equal(n, 68);
+	assert_int_equal(count_bad(OWN("sctp-adler32-be.pcap"), &n), 4);
+	assert_int_equal(n, 4);
+}
+
+/*
+ * checksums.pcap frame 4: TCP with 21 bytes of data; 14: UDP; 21: ICMP
+ * echo; 30: ICMPv6 destination unreachable; sctp-association frame 1:
+ * INIT.  All good as built.
+ */
+static void test_own_one_flipped_byte_is_caught(void **state)
+{
+	(void)state;
+	flip_and_check(OWN("checksums.pcap"), 3, 6);
+	flip_and_check(OWN("checksums.pcap"), 13, 17);
+	flip_and_check(OWN("checksums.pcap"), 20, 1);
+	flip_and_check(OWN("checksums.pcap"), 29, 58);
+	flip_and_check(OWN("sctp-association.pcap"), 0, 132);
+}
+
+/*
+ * tcp-payload-cut.pcap, snapshot length 60: 11 segments, 4 of them cut
+ * (tshark: frame.len > frame.cap_len), 7 whole with good checksums.  The
+ * cut ones cannot be checked and pass.
+ */
+static void test_own_cut_payloads_cannot_be_checked_and_pass(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+	unsigned truncated = 0, whole = 0;
+
+	(void)state;
+	load(&tc, OWN("tcp-payload-cut.pcap"));
+	for (size_t i = 0; i < tc.n; i++) {
+		assert_int_equal(tcap_parse(&tc, i, &pkt), CT_PKT_TRACKABLE);
+		assert_true(ct_packet_l4_csum_ok(&pkt));
+		if (pkt.truncated)
+			truncated++;
+		else
+			whole++;
+	}
+	assert_int_equal(truncated, 4);
+	assert_int_equal(whole, 7);
+	tcap_free(&tc);
+}
+
+/*
+ * ip6-routing.pcap: the senders summed over the final destination
+ * 2001:db8:ffff::4 (RFC 8200 8.1: tshark says "correct"); nf_ip6_checksum
+ * uses the header's destination (the first hop): wrong, until the final
+ * address is written into the header.
+ */
+static void test_own_source_routed_packets_use_current_destination(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+	uint8_t final[16];
+
+	(void)state;
+	load(&tc, OWN("ip6-routing.pcap"));
+	assert_int_equal(tc.n, 4);
+	for (size_t i = 0; i < tc.n; i++) {
+		uint8_t *ip;
+		unsigned naddr;
+
+		assert_int_equal(tcap_parse(&tc, i, &pkt), CT_PKT_TRACKABLE);
+		assert_false(ct_packet_l4_csum_ok(&pkt));
+		ip = (uint8_t *)pkt.l3;
+		naddr = ip[41] / 2;
+		memcpy(ip + 24, ip + 48 + 16 * (naddr - 1), 16);
+		assert_int_equal(tcap_parse(&tc, i, &pkt), CT_PKT_TRACKABLE);
+		assert_true(ct_packet_l4_csum_ok(&pkt));
+	}
+	assert_int_equal(inet_pton(AF_INET6, "2001:db8:ffff::4", final), 1);
+	tcap_parse(&tc, 0, &pkt);
+	assert_memory_equal(pkt.tuple.dst.ip6, final, 16);
+	tcap_free(&tc);
+}
+
 /* ---- synthetic packets; sums computed here with a plain 16-bit loop ---- */
-
-static uint32_t sum16(const uint8_t *p, size_t n, uint32_t s)
-{
-	for (size_t i = 0; i + 1 < n; i += 2)
-		s += (uint32_t)p[i] << 8 | p[i + 1];
-	if (n & 1)
-		s += (uint32_t)p[n - 1] << 8;
-	return s;
-}
-
-static uint16_t fold(uint32_t s)
-{
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
-}
 
 static size_t ip4_udp(uint8_t *p, uint8_t proto, size_t l4len)
 {
@@ -222,7 +327,7 @@ static size_t ip4_udp(uint8_t *p, uint8_t proto, size_t l4len)
 	p[12] = 192; p[13] = 0; p[14] = 2; p[15] = 1;
 	p[16] = 198; p[17] = 51; p[18] = 100; p[19] = 7;
 	{
-		uint16_t c = fold(sum16(p, 20, 0));
+		uint16_t c = ts_fold(ts_sum16(p, 20, 0));
 
 		p[10] = (uint8_t)(c >> 8);
 		p[11] = (uint8_t)c;
@@ -258,12 +363,12 @@ static size_t ip6_udp(uint8_t *p, uint8_t proto, size_t l4len)
 /* Pseudo-header sum, RFC 768 / RFC 8200 layout, with @proto and @len. */
 static uint32_t pseudo4(const uint8_t *ip, uint8_t proto, uint32_t len)
 {
-	return sum16(ip + 12, 8, 0) + proto + len;
+	return ts_sum16(ip + 12, 8, 0) + proto + len;
 }
 
 static uint32_t pseudo6(const uint8_t *ip, uint8_t proto, uint32_t len)
 {
-	return sum16(ip + 8, 32, 0) + (len >> 16) + (len & 0xffff) + proto;
+	return ts_sum16(ip + 8, 32, 0) + (len >> 16) + (len & 0xffff) + proto;
 }
 
 static void set_csum(uint8_t *l4, uint16_t c)
@@ -286,7 +391,7 @@ static void test_udp_zero_checksum_is_not_checked_in_either_family(void **state)
 	assert_int_equal(ct_parse_ip(&pkt, p, (uint32_t)n, (uint32_t)n, 0),
 			 CT_PKT_TRACKABLE);
 	assert_true(ct_packet_l4_csum_ok(&pkt));
-	set_csum(p + 20, fold(pseudo4(p, 17, 30) + sum16(p + 20, 30, 0)));
+	set_csum(p + 20, ts_fold(pseudo4(p, 17, 30) + ts_sum16(p + 20, 30, 0)));
 	assert_true(ct_packet_l4_csum_ok(&pkt));
 	p[20 + 29] ^= 1;
 	assert_false(ct_packet_l4_csum_ok(&pkt));
@@ -295,7 +400,7 @@ static void test_udp_zero_checksum_is_not_checked_in_either_family(void **state)
 	assert_int_equal(ct_parse_ip(&pkt, p, (uint32_t)n, (uint32_t)n, 0),
 			 CT_PKT_TRACKABLE);
 	assert_true(ct_packet_l4_csum_ok(&pkt));
-	set_csum(p + 40, fold(pseudo6(p, 17, 31) + sum16(p + 40, 31, 0)));
+	set_csum(p + 40, ts_fold(pseudo6(p, 17, 31) + ts_sum16(p + 40, 31, 0)));
 	assert_true(ct_packet_l4_csum_ok(&pkt));
 	p[40 + 30] ^= 1;
 	assert_false(ct_packet_l4_csum_ok(&pkt));
@@ -319,13 +424,13 @@ static void test_udplite_is_checked_as_udplite_error_does(void **state)
 	/* IPv4, 200 bytes of UDP-Lite, coverage 20 */
 	n = ip4_udp(p, 136, 200);
 	p[24] = 0; p[25] = 20;
-	set_csum(p + 20, fold(pseudo4(p, 136, 200) + sum16(p + 20, 20, 0)));
+	set_csum(p + 20, ts_fold(pseudo4(p, 136, 200) + ts_sum16(p + 20, 20, 0)));
 	assert_int_equal(ct_parse_ip(&pkt, p, (uint32_t)n, (uint32_t)n, 0),
 			 CT_PKT_TRACKABLE);
 	assert_false(ct_packet_l4_csum_ok(&pkt));       /* RFC 3828 */
 	set_csum(p + 20, 0);
-	set_csum(p + 20, fold(sum16(p + 12, 8, 0) + 17 + (200 & 0xff) +
-			      sum16(p + 20, 20, 0)));
+	set_csum(p + 20, ts_fold(ts_sum16(p + 12, 8, 0) + 17 + (200 & 0xff) +
+			      ts_sum16(p + 20, 20, 0)));
 	assert_true(ct_packet_l4_csum_ok(&pkt));        /* kernel's sum */
 	p[20 + 150] ^= 0xff;                            /* not covered */
 	assert_true(ct_packet_l4_csum_ok(&pkt));
@@ -335,12 +440,12 @@ static void test_udplite_is_checked_as_udplite_error_does(void **state)
 	/* IPv6, coverage 0 (everything) */
 	n = ip6_udp(p, 136, 64);
 	p[44] = 0; p[45] = 0;
-	set_csum(p + 40, fold(pseudo6(p, 136, 64) + sum16(p + 40, 64, 0)));
+	set_csum(p + 40, ts_fold(pseudo6(p, 136, 64) + ts_sum16(p + 40, 64, 0)));
 	assert_int_equal(ct_parse_ip(&pkt, p, (uint32_t)n, (uint32_t)n, 0),
 			 CT_PKT_TRACKABLE);
 	assert_false(ct_packet_l4_csum_ok(&pkt));
 	set_csum(p + 40, 0);
-	set_csum(p + 40, fold(pseudo6(p, 17, 64) + sum16(p + 40, 64, 0)));
+	set_csum(p + 40, ts_fold(pseudo6(p, 17, 64) + ts_sum16(p + 40, 64, 0)));
 	assert_true(ct_packet_l4_csum_ok(&pkt));
 }
 
@@ -365,7 +470,7 @@ static void test_what_conntrack_does_not_check_passes(void **state)
 	p[6] = 0x20;                    /* MF: a first fragment */
 	p[10] = p[11] = 0;
 	{
-		uint16_t c = fold(sum16(p, 20, 0));
+		uint16_t c = ts_fold(ts_sum16(p, 20, 0));
 
 		p[10] = (uint8_t)(c >> 8);
 		p[11] = (uint8_t)c;
@@ -391,8 +496,8 @@ static void test_fast_sum_matches_the_plain_sum_at_every_length(void **state)
 		size_t n = ip4_udp(p, 17, len);
 
 		memcpy(p + 28, buf, len - 8);
-		set_csum(p + 20, fold(pseudo4(p, 17, (uint32_t)len) +
-				      sum16(p + 20, len, 0)));
+		set_csum(p + 20, ts_fold(pseudo4(p, 17, (uint32_t)len) +
+				      ts_sum16(p + 20, len, 0)));
 		if (p[26] == 0 && p[27] == 0)
 			continue;       /* would read as "no checksum" */
 		assert_int_equal(ct_parse_ip(&pkt, p, (uint32_t)n,
@@ -409,19 +514,26 @@ static void test_fast_sum_matches_the_plain_sum_at_every_length(void **state)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	const struct CMUnitTest tests[] = {
+	const struct CMUnitTest shared[] = {
 		cmocka_unit_test(test_bad_checksum_counts_match_tshark),
 		cmocka_unit_test(test_sctp_crc32c),
 		cmocka_unit_test(test_one_flipped_byte_is_caught),
 		cmocka_unit_test(test_cut_payloads_cannot_be_checked_and_pass),
 		cmocka_unit_test(test_source_routed_packets_use_current_destination),
+	};
+	const struct CMUnitTest own[] = {
+		cmocka_unit_test(test_own_bad_checksum_counts_match_the_generator),
+		cmocka_unit_test(test_own_sctp_crc32c),
+		cmocka_unit_test(test_own_one_flipped_byte_is_caught),
+		cmocka_unit_test(test_own_cut_payloads_cannot_be_checked_and_pass),
+		cmocka_unit_test(test_own_source_routed_packets_use_current_destination),
 		cmocka_unit_test(test_udp_zero_checksum_is_not_checked_in_either_family),
 		cmocka_unit_test(test_udplite_is_checked_as_udplite_error_does),
 		cmocka_unit_test(test_what_conntrack_does_not_check_passes),
 		cmocka_unit_test(test_fast_sum_matches_the_plain_sum_at_every_length),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return TCAP_MAIN(own, shared);
 }

@@ -4,7 +4,10 @@
  *
  * Captures: the datagrams tshark reassembles (counts and lengths quoted
  * from tshark next to each test) must come out whole, with the lengths
- * conntrack would count.  Synthetic fragments: the kernel rules each test
+ * conntrack would count - in ../shared/pcaps (the "shared" group) and in
+ * the project's crafted captures (tests/captures/crafted, the default
+ * group; lengths and counts as craft.py cut the datagrams, tshark
+ * reassembles them the same, check_captures.py).  Synthetic fragments: the kernel rules each test
  * names (inet_frag_queue_insert overlaps and duplicates, ip_frag_queue /
  * nf_ct_frag6_queue end checks, ip_frag_ecn_table, keys, timeouts,
  * memory limit).
@@ -20,6 +23,8 @@
 #include "ctrack/defrag.h"
 #include "ctrack/packet.h"
 #include "pcap_util.h"
+#include "support/csum.h"
+#include "support/wire.h"
 
 #define SEC 1000000000ull
 
@@ -233,20 +238,11 @@ static void test_address_family_confusion_spray(void **state)
 	tcap_free(&tc);
 }
 
-/* Hostile captures: nothing crashes, every result is a sane packet. */
-static void test_hostile_fragment_captures_do_not_break_it(void **state)
+/* Every fragment of @files through one reassembler each: nothing
+ * crashes, every result is a sane packet, every fragment is counted. */
+static void check_fragment_files(const char *const *files, size_t n_files)
 {
-	static const char *const files[] = {
-		"ndpi__ip_fragmented_garbage.pcap",
-		"suricata__frag-22.pcap",
-		"suricata__denial6-6.pcap",
-		"zeek__fragmented-4.pcap",
-		"ndpi__dns_fragmented.pcap",
-		"zeek__gtp1_gn_normal_incl_fragmentation.pcap",
-	};
-
-	(void)state;
-	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+	for (size_t f = 0; f < n_files; f++) {
 		struct tcap tc;
 		struct ct_defrag *d = ct_defrag_create(64 * 1024, 0);
 		struct ct_defrag_stats st;
@@ -274,34 +270,205 @@ static void test_hostile_fragment_captures_do_not_break_it(void **state)
 	}
 }
 
+/* Hostile captures: nothing crashes, every result is a sane packet. */
+static void test_hostile_fragment_captures_do_not_break_it(void **state)
+{
+	static const char *const files[] = {
+		"ndpi__ip_fragmented_garbage.pcap",
+		"suricata__frag-22.pcap",
+		"suricata__denial6-6.pcap",
+		"zeek__fragmented-4.pcap",
+		"ndpi__dns_fragmented.pcap",
+		"zeek__gtp1_gn_normal_incl_fragmentation.pcap",
+	};
+
+	(void)state;
+	check_fragment_files(files, sizeof(files) / sizeof(files[0]));
+}
+
+/* ---- the project's own captures (craft.py) ---- */
+
+/*
+ * frag-datagrams.pcap: UDP answers from 192.0.2.53:53 / 2001:db8::53:53,
+ * each after its query; the reassembled datagrams complete at frames (UDP
+ * length; tshark -Y 'ip.reassembled.length || ipv6.reassembled.length'):
+ *    3  IPv4 1710 -> 56680  (2 fragments, in order)
+ *    6  IPv6 1509 -> 46433  (2, in order)
+ *    9  IPv6 1498 -> 63369  (2, reversed)
+ *   13  IPv4 1498 -> 59464  (3, order 2 3 1)
+ *   18  IPv4 1710 -> 59330  (interleaved with the next)
+ *   19  IPv6 1738 -> 55729  (behind a hop-by-hop header)
+ *   23  IPv4 1738 -> 51791  (the first fragment sent twice)
+ * 16 fragments in all; conntrack counts the datagram: + 20 (IPv4) or + 40
+ * (+ 8 for the hop-by-hop header; the fragment header is gone).
+ */
+static void test_own_answers_reassemble_to_their_lengths(void **state)
+{
+	static const struct {
+		size_t frame; uint8_t l3; uint32_t len; uint16_t hdr, dport;
+	} want[7] = {
+		{ 3, CT_L3_IPV4, 20 + 1710, 20, 56680 },
+		{ 6, CT_L3_IPV6, 40 + 1509, 40, 46433 },
+		{ 9, CT_L3_IPV6, 40 + 1498, 40, 63369 },
+		{ 13, CT_L3_IPV4, 20 + 1498, 20, 59464 },
+		{ 18, CT_L3_IPV4, 20 + 1710, 20, 59330 },
+		{ 19, CT_L3_IPV6, 48 + 1738, 48, 55729 },
+		{ 23, CT_L3_IPV4, 20 + 1738, 20, 51791 },
+	};
+	struct result *res = calloc(16, sizeof(*res));
+	struct ct_defrag_stats st;
+	uint8_t a6[16];
+
+	(void)state;
+	assert_int_equal(run_capture(OWN("frag-datagrams.pcap"), res, 16, &st), 7);
+	assert_int_equal(inet_pton(AF_INET6, "2001:db8::53", a6), 1);
+	for (int i = 0; i < 7; i++) {
+		const struct ct_packet *p = &res[i].pkt;
+
+		assert_int_equal(res[i].frame + 1, want[i].frame);
+		assert_int_equal(p->kind, CT_PKT_TRACKABLE);
+		assert_false(p->is_fragment);
+		assert_int_equal(p->tuple.l3, want[i].l3);
+		assert_int_equal(p->tuple.l4, 17);
+		assert_int_equal(p->l3_len, want[i].len);
+		assert_int_equal(p->l3_hdr_len, want[i].hdr);
+		assert_int_equal(p->tuple.sport, 53);
+		assert_int_equal(p->tuple.dport, want[i].dport);
+		if (want[i].l3 == CT_L3_IPV4) {
+			assert_int_equal(p->tuple.src.ip4, tip4(192, 0, 2, 53));
+		} else {
+			assert_memory_equal(p->tuple.src.ip6, a6, 16);
+			/* the fragment header is gone: the header in front
+			 * of it now names UDP */
+			assert_int_equal(res[i].copy[want[i].hdr == 48 ? 40 : 6], 17);
+		}
+	}
+	assert_int_equal(st.fragments, 16);
+	assert_int_equal(st.reassembled, 7);
+	assert_int_equal(st.overlaps + st.timeouts + st.bad + st.evicted, 0);
+	free(res);
+}
+
+/* The same datagrams pass the UDP checksum craft.py computed over them
+ * whole (so every byte landed where it belongs). */
+static void test_own_reassembled_datagrams_have_good_udp_checksums(void **state)
+{
+	struct tcap tc;
+	struct ct_defrag *d = ct_defrag_create(0, 0);
+	unsigned good = 0;
+
+	(void)state;
+	load(&tc, OWN("frag-datagrams.pcap"));
+	for (size_t i = 0; i < tc.n; i++) {
+		struct ct_packet pkt, out;
+
+		if (tcap_parse(&tc, i, &pkt) == CT_PKT_FRAGMENT &&
+		    ct_defrag_feed(d, &pkt, pkt.ts, &out) == 1) {
+			assert_false(out.truncated);
+			assert_true(ct_packet_l4_csum_ok(&out));
+			good++;
+		}
+	}
+	assert_int_equal(good, 7);
+	ct_defrag_destroy(d);
+	tcap_free(&tc);
+}
+
+/*
+ * tshark reassembles 7 datagrams in frag-datagrams.pcap and 256 in
+ * frag-af-spray.pcap, 8 of these with a multicast IPv6 source, whose
+ * fragments ip6_rcv_core drops: 248.
+ */
+static void test_own_reassembly_counts_match_tshark(void **state)
+{
+	(void)state;
+	assert_int_equal(run_capture(OWN("frag-datagrams.pcap"), NULL, 0, NULL), 7);
+	assert_int_equal(run_capture(OWN("frag-af-spray.pcap"), NULL, 0, NULL),
+			 256 - 8);
+}
+
+/*
+ * frag-overlap.pcap (id 0 throughout; tshark -o ip.defragment:FALSE):
+ *   2: MF off 0 len 44  -> bytes [0, 24)
+ *   3: MF off 6 len 44  -> [48, 72)
+ *   4:    off 9 len 37  -> [72, 89), last; it joins 3's run: [48, 89)
+ *   5: MF off 3 len 68  -> [24, 72): overlaps the run [48, 89) without
+ *      lying inside it: Linux drops the whole datagram;
+ *   6: MF off 3 len 44  -> [24, 48), the hole: it would complete the
+ *      datagram had its queue survived; it starts a new one instead.
+ */
+static void test_own_overlapping_fragment_drops_the_datagram(void **state)
+{
+	struct ct_defrag_stats st;
+
+	(void)state;
+	assert_int_equal(run_capture(OWN("frag-overlap.pcap"), NULL, 0, &st), 0);
+	assert_int_equal(st.fragments, 5);
+	assert_int_equal(st.overlaps, 1);
+	assert_int_equal(st.reassembled, 0);
+}
+
+/*
+ * frag-af-spray.pcap: 128 IPv4 datagrams of protocol 44 and 128 IPv6 ones
+ * with the same ids, two fragments each; the IPv6 ones claim a UDP length
+ * of 22873 in 16 bytes (udp_error), 8 of them from a multicast source.
+ */
+static void test_own_address_family_confusion_spray(void **state)
+{
+	struct tcap tc;
+	struct ct_defrag *d = ct_defrag_create(0, 0);
+	unsigned v4 = 0, v6_bad_len = 0;
+
+	(void)state;
+	load(&tc, OWN("frag-af-spray.pcap"));
+	assert_int_equal(tc.n, 512);
+	for (size_t i = 0; i < tc.n; i++) {
+		struct ct_packet pkt, out;
+
+		if (tcap_parse(&tc, i, &pkt) != CT_PKT_FRAGMENT ||
+		    ct_defrag_feed(d, &pkt, pkt.ts, &out) != 1)
+			continue;
+		if (out.tuple.l3 == CT_L3_IPV4) {
+			assert_int_equal(out.kind, CT_PKT_TRACKABLE);
+			assert_int_equal(out.tuple.l4, 44);
+			v4++;
+		} else {
+			assert_int_equal(out.kind, CT_PKT_INVALID);
+			assert_int_equal(out.reason, CT_PR_UDP_BAD_LEN);
+			v6_bad_len++;
+		}
+	}
+	assert_int_equal(v4, 128);
+	assert_int_equal(v6_bad_len, 128 - 8);
+	ct_defrag_destroy(d);
+	tcap_free(&tc);
+}
+
+/* The project's fragment captures: nothing breaks, every result sane. */
+static void test_own_fragment_captures_do_not_break_it(void **state)
+{
+	static const char *const files[] = {
+		OWN("frag-af-spray.pcap"), OWN("frag-overlap.pcap"),
+		OWN("frag-datagrams.pcap"), OWN("frag-ip6-first.pcap"),
+		OWN("ip-total-len-beyond-frame.pcap"),
+		CAPTURES_DIR "/kernel/udp_fragments/capture.pcap",
+		CAPTURES_DIR "/kernel/mtu_small/capture.pcap",
+	};
+
+	(void)state;
+	check_fragment_files(files, sizeof(files) / sizeof(files[0]));
+}
+
 /* ---- synthetic fragments ---- */
-
-static void put16(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void ip4_csum(uint8_t *p)
-{
-	uint32_t s = 0;
-
-	p[10] = p[11] = 0;
-	for (int i = 0; i < 20; i += 2)
-		s += (uint32_t)p[i] << 8 | p[i + 1];
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	put16(p + 10, ~s & 0xffff);
-}
 
 /* The datagram being cut: UDP 1111 -> 2222, @len bytes, known pattern. */
 static void payload(uint8_t *u, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
 		u[i] = (uint8_t)(i * 29 + 3);
-	put16(u, 1111);
-	put16(u + 2, 2222);
-	put16(u + 4, (uint32_t)len);
+	ts_put16(u, 1111);
+	ts_put16(u + 2, 2222);
+	ts_put16(u + 4, (uint32_t)len);
 	u[6] = u[7] = 0;
 }
 
@@ -319,14 +486,14 @@ static void frag4(struct frame *f, const uint8_t *dgram, uint32_t off,
 	memset(p, 0, 20);
 	p[0] = 0x45;
 	p[1] = tos;
-	put16(p + 2, 20 + n);
-	put16(p + 4, id);
-	put16(p + 6, (more ? 0x2000 : 0) | (off / 8));
+	ts_put16(p + 2, 20 + n);
+	ts_put16(p + 4, id);
+	ts_put16(p + 6, (more ? 0x2000 : 0) | (off / 8));
 	p[8] = 64;
 	p[9] = 17;
 	p[12] = 10; p[15] = 1;
 	p[16] = 10; p[19] = 2;
-	ip4_csum(p);
+	ts_ip4_csum(p);
 	memcpy(p + 20, dgram + off, n);
 	f->len = 20 + n;
 }
@@ -341,7 +508,7 @@ static void frag6(struct frame *f, const uint8_t *dgram, uint32_t off,
 
 	memset(p, 0, 48 + h);
 	p[0] = 0x60;
-	put16(p + 4, h + 8 + n);
+	ts_put16(p + 4, h + 8 + n);
 	p[6] = dstopts ? 60 : 44;
 	p[7] = 64;
 	p[8] = 0x20; p[9] = 0x01; p[10] = 0x0d; p[11] = 0xb8; p[23] = 1;
@@ -354,7 +521,7 @@ static void frag6(struct frame *f, const uint8_t *dgram, uint32_t off,
 	}
 	fh = p + 40 + h;
 	fh[0] = 17;
-	put16(fh + 2, off | (more ? 1 : 0));
+	ts_put16(fh + 2, off | (more ? 1 : 0));
 	fh[4] = (uint8_t)(id >> 24);
 	fh[5] = (uint8_t)(id >> 16);
 	fh[6] = (uint8_t)(id >> 8);
@@ -582,7 +749,7 @@ static void test_fragment_length_not_a_multiple_of_eight(void **state)
 	assert_int_equal(out.l3_len, 60);
 	assert_memory_equal(out.l4, dg, sizeof(dg));
 
-	put16(dg + 4, 21);                      /* UDP length = this piece */
+	ts_put16(dg + 4, 21);                      /* UDP length = this piece */
 	frag6(&a, dg, 0, 21, true, 4, false);
 	assert_int_equal(feed(d, &a, 0, &out), 1);
 	assert_int_equal(out.kind, CT_PKT_TRACKABLE);
@@ -614,7 +781,7 @@ static void test_odd_length_piece_kills_the_queued_ipv6_datagram(void **state)
 
 	(void)state;
 	payload(dg, sizeof(dg));
-	put16(dg + 4, sizeof(dg));
+	ts_put16(dg + 4, sizeof(dg));
 	for (uint32_t id = 4; id <= 6; id += 2) {
 		if (id == 6) {
 			frag4(&v4, dg, 0, 16, true, 9, 0);
@@ -674,7 +841,7 @@ static void test_fragments_meet_only_under_the_kernels_key(void **state)
 	frag4(&a, dg, 0, 16, true, 11, 0);
 	frag4(&b, dg, 16, 16, false, 11, 0);
 	b.b[9] = 6;                                     /* other protocol */
-	ip4_csum(b.b);
+	ts_ip4_csum(b.b);
 	assert_int_equal(feed(d, &a, 0, &out), 0);
 	assert_int_equal(feed(d, &b, 0, &out), 0);
 
@@ -837,15 +1004,23 @@ static void test_packets_that_are_not_fragments_are_refused(void **state)
 	ct_defrag_destroy(NULL);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	const struct CMUnitTest tests[] = {
+	const struct CMUnitTest shared[] = {
 		cmocka_unit_test(test_dns_responses_reassemble_to_tshark_lengths),
 		cmocka_unit_test(test_reassembled_datagrams_have_good_udp_checksums),
 		cmocka_unit_test(test_reassembly_counts_match_tshark),
 		cmocka_unit_test(test_overlapping_fragment_drops_the_datagram),
 		cmocka_unit_test(test_address_family_confusion_spray),
 		cmocka_unit_test(test_hostile_fragment_captures_do_not_break_it),
+	};
+	const struct CMUnitTest own[] = {
+		cmocka_unit_test(test_own_answers_reassemble_to_their_lengths),
+		cmocka_unit_test(test_own_reassembled_datagrams_have_good_udp_checksums),
+		cmocka_unit_test(test_own_reassembly_counts_match_tshark),
+		cmocka_unit_test(test_own_overlapping_fragment_drops_the_datagram),
+		cmocka_unit_test(test_own_address_family_confusion_spray),
+		cmocka_unit_test(test_own_fragment_captures_do_not_break_it),
 		cmocka_unit_test(test_in_order_and_reverse_order_give_the_same_datagram),
 		cmocka_unit_test(test_duplicate_fragment_is_dropped_alone),
 		cmocka_unit_test(test_partial_overlap_drops_the_datagram),
@@ -862,5 +1037,5 @@ int main(void)
 		cmocka_unit_test(test_packets_that_are_not_fragments_are_refused),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return TCAP_MAIN(own, shared);
 }

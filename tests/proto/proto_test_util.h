@@ -17,9 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conn.h"
-#include "conn_key.h"
-#include "proto.h"
+#include "base/conn.h"
+#include "table/conn_key.h"
+#include "proto/proto.h"
+#include "support/tuple.h"
 #include "ctrack/settings.h"
 #include "ctrack/table.h"
 
@@ -68,50 +69,5 @@ static inline struct ct_proto_out track(const struct ct_proto *p,
 	}
 	return out;
 }
-
-static inline void tuple4(struct ct_tuple *t, uint8_t l4, uint32_t src_host,
-			  uint32_t dst_host, uint16_t sport, uint16_t dport)
-{
-	memset(t, 0, sizeof(*t));
-	t->l3 = CT_L3_IPV4;
-	t->l4 = l4;
-	t->src.ip4 = __builtin_bswap32(src_host);
-	t->dst.ip4 = __builtin_bswap32(dst_host);
-	t->sport = sport;
-	t->dport = dport;
-}
-
-/* An IPv6 tuple with addresses 2001:db8::<src_last> / 2001:db8::<dst_last>. */
-static inline void tuple6(struct ct_tuple *t, uint8_t l4, uint8_t src_last,
-			  uint8_t dst_last, uint16_t sport, uint16_t dport)
-{
-	memset(t, 0, sizeof(*t));
-	t->l3 = CT_L3_IPV6;
-	t->l4 = l4;
-	t->src.ip6[0] = 0x20; t->src.ip6[1] = 0x01;
-	t->src.ip6[2] = 0x0d; t->src.ip6[3] = 0xb8;
-	t->dst = t->src;
-	t->src.ip6[15] = src_last;
-	t->dst.ip6[15] = dst_last;
-	t->sport = sport;
-	t->dport = dport;
-}
-
 /* A packet carrying @t (the direction it travels in). */
-static inline void packet_of(struct ct_packet *pkt, const struct ct_tuple *t)
-{
-	memset(pkt, 0, sizeof(*pkt));
-	pkt->tuple = *t;
-	pkt->kind = CT_PKT_TRACKABLE;
-}
-
-static inline void reversed(const struct ct_tuple *t, struct ct_tuple *r)
-{
-	*r = *t;
-	r->src = t->dst;
-	r->dst = t->src;
-	r->sport = t->dport;
-	r->dport = t->sport;
-}
-
 #endif /* PROTO_TEST_UTIL_H */

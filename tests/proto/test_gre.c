@@ -40,10 +40,10 @@ struct flow {
 
 static void flow_init(struct flow *f, uint8_t l4, uint16_t sport, uint16_t dport)
 {
-	tuple4(&f->o, l4, 0xc0a80001, 0xc0a80002, sport, dport);
-	reversed(&f->o, &f->r);
-	packet_of(&f->po, &f->o);
-	packet_of(&f->pr, &f->r);
+	f->o = ts_tuple4(l4, 0xc0a80001, 0xc0a80002, sport, dport);
+	f->r = ts_reverse(&f->o);
+	ts_packet_of(&f->po, &f->o);
+	ts_packet_of(&f->pr, &f->r);
 	f->p = ct_proto_find(l4);
 	f->c = conn_new(f->p, &f->o);
 }

@@ -19,7 +19,7 @@
 
 #include <netinet/in.h>
 
-#include "proto_icmp.h"
+#include "proto/icmp.h"
 #include "proto_test_util.h"
 
 #define A 0x0a000001u   /* client */
@@ -41,18 +41,18 @@ static int setup(void **state)
 static void icmp_tuple4(struct ct_tuple *t, uint32_t s, uint32_t d,
 			uint8_t type, uint8_t code, uint16_t id)
 {
-	tuple4(t, IPPROTO_ICMP, s, d, id, (uint16_t)(type << 8 | code));
+	*t = ts_tuple4(IPPROTO_ICMP, s, d, id, (uint16_t)(type << 8 | code));
 }
 
 static void icmp_tuple6(struct ct_tuple *t, uint8_t s, uint8_t d,
 			uint8_t type, uint8_t code, uint16_t id)
 {
-	tuple6(t, IPPROTO_ICMPV6, s, d, id, (uint16_t)(type << 8 | code));
+	*t = ts_tuple6(IPPROTO_ICMPV6, s, d, id, (uint16_t)(type << 8 | code));
 }
 
 static void icmp_packet_of(struct ct_packet *pkt, const struct ct_tuple *t)
 {
-	packet_of(pkt, t);
+	ts_packet_of(pkt, t);
 	pkt->u.icmp.type = ct_tuple_icmp_type(t);
 	pkt->u.icmp.code = ct_tuple_icmp_code(t);
 	pkt->u.icmp.id = t->sport;
@@ -174,11 +174,11 @@ static void test_icmp_over_wrong_family_is_invalid(void **state)
 	struct ct_proto_out o;
 	(void)state;
 
-	tuple6(&t, IPPROTO_ICMP, 1, 2, 5, 8 << 8);
+	t = ts_tuple6(IPPROTO_ICMP, 1, 2, 5, 8 << 8);
 	o = new_entry_verdict(&t);
 	assert_int_equal(o.verdict, CT_PV_INVALID);
 
-	tuple4(&t, IPPROTO_ICMPV6, A, B, 5, 128 << 8);
+	t = ts_tuple4(IPPROTO_ICMPV6, A, B, 5, 128 << 8);
 	o = new_entry_verdict(&t);
 	assert_int_equal(o.verdict, CT_PV_INVALID);
 }
@@ -239,7 +239,7 @@ static void test_icmpv6_nd_over_ipv4_is_not_untracked(void **state)
 	uint8_t reason = 0;
 	(void)state;
 
-	tuple4(&t, IPPROTO_ICMPV6, A, B, 0, 135 << 8);
+	t = ts_tuple4(IPPROTO_ICMPV6, A, B, 0, 135 << 8);
 	icmp_packet_of(&pkt, &t);
 	assert_int_equal(ct_proto_icmpv6.classify(&pkt, &set, &reason), -1);
 }
@@ -308,7 +308,7 @@ static void test_icmp_error_type_classes(void **state)
 		icmp_packet_of(&pkt, &t);
 		assert_int_equal(ct_icmp_is_error(&pkt), type < 128);
 	}
-	tuple6(&t, IPPROTO_ICMP, 9, 1, 0, 3 << 8);
+	t = ts_tuple6(IPPROTO_ICMP, 9, 1, 0, 3 << 8);
 	icmp_packet_of(&pkt, &t);
 	assert_false(ct_icmp_is_error(&pkt));
 }
@@ -348,7 +348,7 @@ static void test_error_quoting_other_family_is_bad(void **state)
 	uint8_t reason = 0;
 	(void)state;
 
-	tuple6(&inner, IPPROTO_UDP, 1, 2, 1000, 53);
+	inner = ts_tuple6(IPPROTO_UDP, 1, 2, 1000, 53);
 	error_packet4(&pkt, R, A, 3, &inner);
 	assert_false(ct_icmp_error_key(&pkt, &key, &reason));
 	assert_int_equal(reason, CT_PR_ICMP_BAD);
@@ -378,7 +378,7 @@ static void test_error_key_is_quoted_tuple_in_outer_zone(void **state)
 	uint8_t reason = 0;
 	(void)state;
 
-	tuple4(&inner, IPPROTO_UDP, A, B, 40000, 53);
+	inner = ts_tuple4(IPPROTO_UDP, A, B, 40000, 53);
 	inner.zone = 0;
 	error_packet4(&pkt, R, A, 3, &inner);
 	pkt.tuple.zone = 7;
@@ -403,14 +403,14 @@ static void test_inversion_is_an_involution(void **state)
 	int n = 0;
 	(void)state;
 
-	tuple4(&ts[n++], IPPROTO_UDP, A, B, 1, 2);
-	tuple4(&ts[n++], IPPROTO_TCP, A, B, 80, 443);
-	tuple4(&ts[n++], IPPROTO_GRE, A, B, 0, 0x1234);
-	tuple4(&ts[n++], 50, A, B, 0, 0);
+	ts[n++] = ts_tuple4(IPPROTO_UDP, A, B, 1, 2);
+	ts[n++] = ts_tuple4(IPPROTO_TCP, A, B, 80, 443);
+	ts[n++] = ts_tuple4(IPPROTO_GRE, A, B, 0, 0x1234);
+	ts[n++] = ts_tuple4(50, A, B, 0, 0);
 	icmp_tuple4(&ts[n++], A, B, 8, 0, 7);
 	icmp_tuple4(&ts[n++], A, B, 17, 3, 7);
 	icmp_tuple6(&ts[n++], 1, 2, 139, 1, 7);
-	tuple6(&ts[n++], IPPROTO_SCTP, 1, 2, 5, 6);
+	ts[n++] = ts_tuple6(IPPROTO_SCTP, 1, 2, 5, 6);
 	for (int i = 0; i < n; i++) {
 		assert_true(ct_tuple_invert(&ts[i], &a));
 		assert_true(ct_tuple_invert(&a, &b));
@@ -432,7 +432,7 @@ static void test_error_toward_original_sender_is_related_reply(void **state)
 	uint8_t reason = 0;
 	(void)state;
 
-	tuple4(&orig, IPPROTO_UDP, A, B, 40000, 53);
+	orig = ts_tuple4(IPPROTO_UDP, A, B, 40000, 53);
 	error_packet4(&pkt, R, A, 11, &orig);
 	assert_true(ct_icmp_error_key(&pkt, &key, &reason));
 	assert_true(ct_icmp_error_accept(&pkt, &orig, CT_DIR_ORIGINAL, &dir,
@@ -457,8 +457,8 @@ static void test_error_toward_responder_is_related_original(void **state)
 	uint8_t reason = 0;
 	(void)state;
 
-	tuple4(&orig, IPPROTO_UDP, A, B, 40000, 53);
-	reversed(&orig, &quoted);
+	orig = ts_tuple4(IPPROTO_UDP, A, B, 40000, 53);
+	quoted = ts_reverse(&orig);
 	error_packet4(&pkt, R, B, 3, &quoted);
 	assert_true(ct_icmp_error_accept(&pkt, &orig, CT_DIR_REPLY, &dir,
 					 &reason));
@@ -476,8 +476,8 @@ static void test_error_to_wrong_outer_destination_is_refused(void **state)
 	uint8_t reason = 0;
 	(void)state;
 
-	tuple4(&orig, IPPROTO_UDP, A, B, 40000, 53);
-	reversed(&orig, &quoted);
+	orig = ts_tuple4(IPPROTO_UDP, A, B, 40000, 53);
+	quoted = ts_reverse(&orig);
 	error_packet4(&pkt, B, X, 3, &quoted);
 	assert_false(ct_icmp_error_accept(&pkt, &orig, CT_DIR_REPLY, &dir,
 					  &reason));
@@ -501,7 +501,7 @@ static void test_icmpv6_error_outer_address_check(void **state)
 	struct ct_tuple key;
 	(void)state;
 
-	tuple6(&orig, IPPROTO_TCP, 1, 2, 33000, 443);
+	orig = ts_tuple6(IPPROTO_TCP, 1, 2, 33000, 443);
 	icmp_tuple6(&t, 0xfe, 1, 2, 0, 0);
 	icmp_packet_of(&pkt, &t);
 	pkt.u.icmp.inner_ok = true;

@@ -23,6 +23,7 @@
 
 #include "ctrack/events.h"
 #include "proto_test_util.h"
+#include "support/wire.h"
 
 enum { NONE = 0, CLOSED, COOKIE_WAIT, COOKIE_ECHOED, ESTABLISHED,
        SHUTDOWN_SENT, SHUTDOWN_RECD, SHUTDOWN_ACK_SENT, HEARTBEAT_SENT };
@@ -44,18 +45,12 @@ struct spkt {
 	uint32_t n;
 };
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
-}
-
 static void s_hdr(struct spkt *s, uint32_t vtag)
 {
 	memset(s, 0, sizeof(*s));
 	s->b[0] = 0x9c; s->b[1] = 0x40;   /* sport 40000 */
 	s->b[2] = 0x0b; s->b[3] = 0x59;   /* dport 2905 */
-	put32(s->b + 4, vtag);
+	ts_put32(s->b + 4, vtag);
 	s->n = 12;                        /* checksum left 0: not checked here */
 }
 
@@ -77,11 +72,11 @@ static void s_init(struct spkt *s, uint8_t type, uint32_t itag)
 	uint32_t at = s->n + 4;
 
 	s_chunk(s, type, 0, 16);
-	put32(s->b + at, itag);
-	put32(s->b + at + 4, 65536);      /* a_rwnd */
+	ts_put32(s->b + at, itag);
+	ts_put32(s->b + at + 4, 65536);      /* a_rwnd */
 	s->b[at + 8] = 0; s->b[at + 9] = 10;  /* streams */
 	s->b[at + 10] = 0; s->b[at + 11] = 10;
-	put32(s->b + at + 12, 1);         /* initial TSN */
+	ts_put32(s->b + at + 12, 1);         /* initial TSN */
 }
 
 static struct ct_settings set;
@@ -93,8 +88,8 @@ static int setup(void **state)
 	ct_settings_default(&set);
 	for (int i = 0; i < CT_SCTP_TO_MAX; i++)
 		set.sctp_timeouts[i] = 101 + (uint32_t)i;
-	tuple4(&orig, IPPROTO_SCTP, 0x0a000001, 0x0a000002, 40000, 2905);
-	reversed(&orig, &reply);
+	orig = ts_tuple4(IPPROTO_SCTP, 0x0a000001, 0x0a000002, 40000, 2905);
+	reply = ts_reverse(&orig);
 	return 0;
 }
 
@@ -103,7 +98,7 @@ static struct ct_proto_out run(struct ct_conn *c, const struct spkt *s,
 {
 	struct ct_packet pkt;
 
-	packet_of(&pkt, dir == CT_DIR_ORIGINAL ? &orig : &reply);
+	ts_packet_of(&pkt, dir == CT_DIR_ORIGINAL ? &orig : &reply);
 	pkt.l4 = s->b;
 	pkt.l4_len = pkt.l4_caplen = s->n;
 	return track(&ct_proto_sctp, c, &set, &pkt, dir, is_new, SEC(t));

@@ -35,9 +35,9 @@
 
 #include "ctrack/events.h"
 #include "ctrack/settings.h"
-#include "conn_key.h"
-#include "proto.h"
-#include "proto_tcp.h"
+#include "table/conn_key.h"
+#include "proto/proto.h"
+#include "proto/tcp.h"
 
 #define ORIG CT_DIR_ORIGINAL
 #define REPLY CT_DIR_REPLY

@@ -58,7 +58,7 @@ static void test_icmp_invert_matches_kernel_invmap(void **state)
 		struct ct_tuple t, r;
 		int inv = kernel_icmp_inv(type);
 
-		tuple4(&t, IPPROTO_ICMP, 0x0a000001, 0x0a000002, 4242,
+		t = ts_tuple4(IPPROTO_ICMP, 0x0a000001, 0x0a000002, 4242,
 		       (uint16_t)(type << 8 | 5));
 		t.zone = 3;
 		assert_int_equal(ct_tuple_invert(&t, &r), inv >= 0);
@@ -82,7 +82,7 @@ static void test_icmpv6_invert_matches_kernel_invmap(void **state)
 		struct ct_tuple t, r;
 		int inv = kernel_icmpv6_inv(type);
 
-		tuple6(&t, IPPROTO_ICMPV6, 1, 2, 9, (uint16_t)(type << 8));
+		t = ts_tuple6(IPPROTO_ICMPV6, 1, 2, 9, (uint16_t)(type << 8));
 		assert_int_equal(ct_tuple_invert(&t, &r), inv >= 0);
 		if (inv < 0)
 			continue;
@@ -100,13 +100,13 @@ static void test_icmp_maps_follow_protocol_not_family(void **state)
 	struct ct_tuple t, r;
 	(void)state;
 
-	tuple6(&t, IPPROTO_ICMP, 1, 2, 1, 8 << 8);
+	t = ts_tuple6(IPPROTO_ICMP, 1, 2, 1, 8 << 8);
 	assert_true(ct_tuple_invert(&t, &r));
 	assert_int_equal(ct_tuple_icmp_type(&r), 0);
-	tuple4(&t, IPPROTO_ICMPV6, 1, 2, 1, 128 << 8);
+	t = ts_tuple4(IPPROTO_ICMPV6, 1, 2, 1, 128 << 8);
 	assert_true(ct_tuple_invert(&t, &r));
 	assert_int_equal(ct_tuple_icmp_type(&r), 129);
-	tuple4(&t, IPPROTO_ICMPV6, 1, 2, 1, 8 << 8);
+	t = ts_tuple4(IPPROTO_ICMPV6, 1, 2, 1, 8 << 8);
 	assert_false(ct_tuple_invert(&t, &r));
 }
 
@@ -120,7 +120,7 @@ static void test_port_protocols_and_gre_swap_fields(void **state)
 	for (size_t i = 0; i < sizeof(l4s); i++) {
 		struct ct_tuple t, r;
 
-		tuple4(&t, l4s[i], 0x01020304, 0x05060708, 1111, 2222);
+		t = ts_tuple4(l4s[i], 0x01020304, 0x05060708, 1111, 2222);
 		assert_true(ct_tuple_invert(&t, &r));
 		assert_int_equal(r.sport, 2222);
 		assert_int_equal(r.dport, 1111);
@@ -143,15 +143,15 @@ static void test_format_port_protocols(void **state)
 	struct ct_tuple t;
 	(void)state;
 
-	tuple4(&t, IPPROTO_UDP, 0x0a000001, 0x0a000002, 40000, 53);
+	t = ts_tuple4(IPPROTO_UDP, 0x0a000001, 0x0a000002, 40000, 53);
 	expect_format(&t, "src=10.0.0.1 dst=10.0.0.2 sport=40000 dport=53");
-	tuple4(&t, IPPROTO_UDPLITE, 0x0a000001, 0x0a000002, 1, 65535);
+	t = ts_tuple4(IPPROTO_UDPLITE, 0x0a000001, 0x0a000002, 1, 65535);
 	expect_format(&t, "src=10.0.0.1 dst=10.0.0.2 sport=1 dport=65535");
-	tuple4(&t, IPPROTO_SCTP, 0xc0a80101, 0xc0a80102, 40000, 2905);
+	t = ts_tuple4(IPPROTO_SCTP, 0xc0a80101, 0xc0a80102, 40000, 2905);
 	expect_format(&t, "src=192.168.1.1 dst=192.168.1.2 sport=40000 dport=2905");
-	tuple4(&t, IPPROTO_DCCP, 0xc0a80101, 0xc0a80102, 5001, 5002);
+	t = ts_tuple4(IPPROTO_DCCP, 0xc0a80101, 0xc0a80102, 5001, 5002);
 	expect_format(&t, "src=192.168.1.1 dst=192.168.1.2 sport=5001 dport=5002");
-	tuple6(&t, IPPROTO_TCP, 1, 2, 33000, 443);
+	t = ts_tuple6(IPPROTO_TCP, 1, 2, 33000, 443);
 	expect_format(&t, "src=2001:db8::1 dst=2001:db8::2 sport=33000 dport=443");
 }
 
@@ -160,11 +160,11 @@ static void test_format_icmp(void **state)
 	struct ct_tuple t;
 	(void)state;
 
-	tuple4(&t, IPPROTO_ICMP, 0x0a000001, 0x0a000002, 4242, 8 << 8);
+	t = ts_tuple4(IPPROTO_ICMP, 0x0a000001, 0x0a000002, 4242, 8 << 8);
 	expect_format(&t, "src=10.0.0.1 dst=10.0.0.2 type=8 code=0 id=4242");
-	tuple4(&t, IPPROTO_ICMP, 0x0a000002, 0x0a000001, 65535, 14 << 8 | 3);
+	t = ts_tuple4(IPPROTO_ICMP, 0x0a000002, 0x0a000001, 65535, 14 << 8 | 3);
 	expect_format(&t, "src=10.0.0.2 dst=10.0.0.1 type=14 code=3 id=65535");
-	tuple6(&t, IPPROTO_ICMPV6, 1, 2, 7, 128 << 8);
+	t = ts_tuple6(IPPROTO_ICMPV6, 1, 2, 7, 128 << 8);
 	expect_format(&t, "src=2001:db8::1 dst=2001:db8::2 type=128 code=0 id=7");
 }
 
@@ -173,9 +173,9 @@ static void test_format_gre_keys_in_hex(void **state)
 	struct ct_tuple t;
 	(void)state;
 
-	tuple4(&t, IPPROTO_GRE, 0x0a000001, 0x0a000002, 0, 0);
+	t = ts_tuple4(IPPROTO_GRE, 0x0a000001, 0x0a000002, 0, 0);
 	expect_format(&t, "src=10.0.0.1 dst=10.0.0.2 srckey=0x0 dstkey=0x0");
-	tuple4(&t, IPPROTO_GRE, 0x0a000001, 0x0a000002, 0, 0x1a2b);
+	t = ts_tuple4(IPPROTO_GRE, 0x0a000001, 0x0a000002, 0, 0x1a2b);
 	expect_format(&t, "src=10.0.0.1 dst=10.0.0.2 srckey=0x0 dstkey=0x1a2b");
 }
 
@@ -184,9 +184,9 @@ static void test_format_unknown_protocol_addresses_only(void **state)
 	struct ct_tuple t;
 	(void)state;
 
-	tuple4(&t, 50, 0x0a000001, 0x0a000002, 0, 0);
+	t = ts_tuple4(50, 0x0a000001, 0x0a000002, 0, 0);
 	expect_format(&t, "src=10.0.0.1 dst=10.0.0.2");
-	tuple6(&t, 47 + 4, 0x10, 0x20, 0, 0);
+	t = ts_tuple6(47 + 4, 0x10, 0x20, 0, 0);
 	expect_format(&t, "src=2001:db8::10 dst=2001:db8::20");
 }
 
@@ -197,7 +197,7 @@ static void test_format_truncates_like_snprintf(void **state)
 	char buf[8];
 	(void)state;
 
-	tuple4(&t, IPPROTO_UDP, 0x0a000001, 0x0a000002, 40000, 53);
+	t = ts_tuple4(IPPROTO_UDP, 0x0a000001, 0x0a000002, 40000, 53);
 	assert_int_equal(ct_tuple_format(&t, buf, sizeof(buf)),
 			 (int)strlen("src=10.0.0.1 dst=10.0.0.2 sport=40000 dport=53"));
 	assert_string_equal(buf, "src=10.");

@@ -37,10 +37,10 @@ static struct fx *fx_new(uint8_t l4)
 	f->set.udp_timeout = 31;
 	f->set.udp_timeout_stream = 121;
 	f->p = ct_proto_find(l4);
-	tuple4(&f->orig, l4, 0x0a000001, 0x0a000002, 40000, 53);
-	reversed(&f->orig, &f->reply);
-	packet_of(&f->po, &f->orig);
-	packet_of(&f->pr, &f->reply);
+	f->orig = ts_tuple4(l4, 0x0a000001, 0x0a000002, 40000, 53);
+	f->reply = ts_reverse(&f->orig);
+	ts_packet_of(&f->po, &f->orig);
+	ts_packet_of(&f->pr, &f->reply);
 	f->c = conn_new(f->p, &f->orig);
 	return f;
 }

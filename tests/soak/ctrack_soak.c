@@ -35,8 +35,9 @@
 #include <string.h>
 
 #include "../hostile/hostile_util.h"
-#include "../hostile/hostile_audit.h"
-#include "proto.h"
+#include "base/slab.h"
+#include "support/audit.h"
+#include "proto/proto.h"
 
 #define BURST 32
 #define POOL 4096          /* conversations a packet thread keeps going */
@@ -158,7 +159,7 @@ static void conv_new(struct worker *w, struct conv *v)
 /* The next packet of conversation @v (false when it has nothing to send). */
 static bool conv_next(struct worker *w, struct conv *v, struct ct_packet *p)
 {
-	struct ct_tuple rv = h_reverse(&v->c.t);
+	struct ct_tuple rv = ts_reverse(&v->c.t);
 	uint64_t r = h_rand(&w->seed);
 
 	switch (v->phase) {
@@ -322,7 +323,7 @@ static void checkpoint(struct soak *s, struct ct_thread *me, struct results *res
 {
 	struct dump d;
 	struct ct_stats st, zs;
-	struct h_audit a;
+	struct ts_audit a;
 	uint64_t rss, news, destroys;
 
 	memset(&d, 0, sizeof(d));
@@ -361,7 +362,8 @@ static void checkpoint(struct soak *s, struct ct_thread *me, struct results *res
 		res->fail_state++;
 	if (d.n > s->max + 64ull * (s->threads + 2))
 		res->fail_max++;
-	h_audit(me, &a);
+	/* the table's own checks are above, in their categories */
+	ts_audit(me, TS_AUDIT_MEMORY, &a);
 	if (a.carved != a.live + a.free_objs + a.cached || a.live != d.n || a.map_bad) {
 		res->fail_leak++;
 		printf("# checkpoint %u: carved %llu != live %llu + free %llu + cached %llu"

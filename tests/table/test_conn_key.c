@@ -27,9 +27,15 @@
 #include <string.h>
 
 #include "ctrack/ctrack.h"
-#include "conn_key.h"
-#include "proto_tcp.h"
-#include "table_impl.h"
+#include "table/conn_key.h"
+#include "proto/tcp.h"
+#include "base/state.h"
+#include "table/conn_key.h"
+#include "table/htab.h"
+#include "table/member.h"
+#include "table/reclaim.h"
+#include "table/resize.h"
+#include "table/wheel.h"
 
 #define SEC 1000000000ull
 #define FILL 0xa5

@@ -37,6 +37,7 @@
 
 #include "capture.h"
 #include "cli.h"
+#include "export/export.h"
 #include "format.h"
 #include "sysctl_file.h"
 
@@ -66,6 +67,10 @@ struct read_state {
 	ct_time_ns min_timeout_ns;  /* the shortest timeout in rs->set */
 	struct ct_settings set;
 	struct fmt_opts fo;
+	/* IPFIX, metrics, report (tools/ctrack/export/): what they are fed */
+	struct ex_opts xo;
+	struct ex_sinks sinks;
+	struct ex_state *xs;
 	int progress;               /* -1 auto, 0 off, 1 on */
 	enum zone_by zone_by;
 	int bad_linktypes[8];
@@ -93,6 +98,14 @@ static uint64_t mono_ns(void)
 
 static ct_time_ns next_gc_due;
 
+/* An event, reported at @ts: printed with -e, and to the sinks. */
+static void emit(struct read_state *rs, const struct ct_event *ev, ct_time_ns ts)
+{
+	if (rs->events)
+		fmt_event(stdout, &rs->fo, ev, ts);
+	ex_sinks_event(&rs->sinks, ev, ts);
+}
+
 static void on_event(const struct ct_event *ev, void *arg)
 {
 	struct read_state *rs = arg;
@@ -102,7 +115,7 @@ static void on_event(const struct ct_event *ev, void *arg)
 			size_t cap = rs->cap_gc_ev ? rs->cap_gc_ev * 2 : 256;
 			struct ct_event *n = realloc(rs->gc_ev, cap * sizeof(*n));
 			if (!n) {
-				fmt_event(stdout, &rs->fo, ev, ev->conn.expires);
+				emit(rs, ev, ev->conn.expires);
 				return;
 			}
 			rs->gc_ev = n;
@@ -112,9 +125,9 @@ static void on_event(const struct ct_event *ev, void *arg)
 		return;
 	}
 	/* a timeout met by a lookup is reported at the expiry time */
-	fmt_event(stdout, &rs->fo, ev,
-		  ev->type == CT_EV_DESTROY && ev->destroy_cause == CT_DESTROY_TIMEOUT
-		  ? ev->conn.expires : ev->ts);
+	emit(rs, ev,
+	     ev->type == CT_EV_DESTROY && ev->destroy_cause == CT_DESTROY_TIMEOUT
+	     ? ev->conn.expires : ev->ts);
 }
 
 static int cmp_gc_ev(const void *a, const void *b)
@@ -149,7 +162,7 @@ static void run_gc(struct read_state *rs, ct_time_ns now)
 			struct ct_event *ev = &rs->gc_ev[i];
 			ct_time_ns ts = ev->destroy_cause == CT_DESTROY_TIMEOUT
 				? ev->conn.expires : ev->ts;
-			fmt_event(stdout, &rs->fo, ev, ts);
+			emit(rs, ev, ts);
 		}
 		rs->n_gc_ev = 0;
 	}
@@ -182,11 +195,14 @@ static ct_time_ns min_timeout_ns(const struct ct_settings *s)
 	return (ct_time_ns)m * 1000000000ull;
 }
 
-/* The collector's pass, when capture time has reached its due time. */
+/* The collector's pass, when capture time has reached its due time;
+ * then the sinks' periodic work (IPFIX active timeouts), if due. */
 static void collect_if_due(struct read_state *rs)
 {
 	if (rs->have_now && rs->now >= next_gc_due)
 		run_gc(rs, rs->now);
+	if (rs->have_now)
+		ex_sinks_tick(&rs->sinks, rs->thr, rs->now);
 }
 
 /* After tracking: a new entry or a shortened timeout may bring the next
@@ -305,6 +321,7 @@ static void read_file(struct read_state *rs, const char *file)
 			size_t need = cp.stable ? 0 : cp.caplen;
 
 			if (rs->bn && (rs->now >= next_gc_due ||
+				       rs->now >= rs->sinks.next_tick ||
 				       rs->now - rs->burst_first >= rs->min_timeout_ns ||
 				       READ_ARENA - rs->arena_used < need))
 				flush_burst(rs);
@@ -540,15 +557,20 @@ static void usage_read(FILE *out)
 "      --burst N          packets handed to the tracker at once, 1 to 64\n"
 "                         (default 64; the results are the same, 1 is slower)\n"
 "\n"
+"\n", out);
+	ex_opts_usage(out);
+	fputs(
+"\n"
 "Differences from a fresh kernel namespace: nf_conntrack_acct defaults to 1\n"
 "(counters are shown); set it to 0 to hide them.\n"
 "\n"
 "Exit status:\n"
 "  0  success\n"
-"  1  bad usage: unknown option, bad --set value, unreadable --sysctl-file\n"
+"  1  bad usage: unknown option, bad --set value, unreadable --sysctl-file,\n"
+"     a TCP collector that refuses, an unwritable report or metrics file\n"
 "  2  an input file could not be read at all (missing, not a capture, ...)\n"
 "  3  an input file is damaged or cut short; results cover what was read\n"
-"  4  internal error (out of memory)\n", out);
+"  4  internal error (out of memory), records a TCP collector did not take\n", out);
 }
 
 int cmd_read(int argc, char **argv)
@@ -566,6 +588,7 @@ int cmd_read(int argc, char **argv)
 		{ "progress", no_argument, NULL, 'p' },
 		{ "no-progress", no_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
+		EX_LONG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct read_state rs;
@@ -579,6 +602,8 @@ int cmd_read(int argc, char **argv)
 	rs.fo.format = FMT_CONNTRACK;
 	ct_settings_default(&rs.set);
 	rs.set.acct = 1;        /* the tool's one difference: see --help */
+	ex_opts_init(&rs.xo);
+	rs.sinks.next_tick = UINT64_MAX;
 	next_gc_due = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:esh", lopts, NULL)) != -1) {
@@ -670,7 +695,15 @@ int cmd_read(int argc, char **argv)
 			usage_read(stdout);
 			return CT_EXIT_OK;
 		default:
-			fprintf(stderr, "Try 'ctrack read --help'.\n");
+			switch (ex_opts_parse(&rs.xo, "ctrack read", c, optarg)) {
+			case 1:
+				continue;
+			case 0:
+				fprintf(stderr, "Try 'ctrack read --help'.\n");
+				break;
+			default:
+				break;
+			}
 			return CT_EXIT_USAGE;
 		}
 	}
@@ -686,6 +719,7 @@ int cmd_read(int argc, char **argv)
 	rs.set.timestamp = 1;
 	ct_table_config_default(&cfg);
 	cfg.settings = rs.set;
+	ex_table_config(&rs.xo, &cfg);
 	if ((err = ct_table_create(&cfg, &rs.t)) < 0) {
 		fprintf(stderr, "ctrack: cannot create the table: %s\n", strerror(-err));
 		return CT_EXIT_INTERNAL;
@@ -703,7 +737,12 @@ int cmd_read(int argc, char **argv)
 	/* only to print events: the collector's next run comes from the
 	 * thread's expiries (track), so without -e no entry is copied out
 	 * on every state change */
-	if (rs.events)
+	rs.xo.inputs = (const char *const *)argv + optind;
+	if (ex_start(&rs.xo, "ctrack read", rs.t, &rs.sinks, &rs.xs) < 0) {
+		rs.exit_code = CT_EXIT_USAGE;
+		goto out;
+	}
+	if (rs.events || ex_wants_events(&rs.xo))
 		ct_table_set_event_handler(rs.t, on_event, &rs);
 
 	for (int i = optind; i < argc; i++)
@@ -711,6 +750,8 @@ int cmd_read(int argc, char **argv)
 
 	if (rs.have_now)
 		run_gc(&rs, rs.now);
+	if (ex_finish(rs.xs, &rs.sinks, rs.thr, rs.now) < 0 && rs.exit_code < CT_EXIT_INTERNAL)
+		rs.exit_code = CT_EXIT_INTERNAL;
 	{
 		/* captures taken on a sending host carry the partial checksums
 		 * of checksum offload; like the kernel (nf_conntrack_checksum=1)
@@ -733,6 +774,8 @@ int cmd_read(int argc, char **argv)
 		print_stats(&rs);
 	fflush(stdout);
 
+out:
+	ex_stop(rs.xs, &rs.sinks);
 	ct_table_set_event_handler(rs.t, NULL, NULL);
 	ct_defrag_destroy(rs.defrag);
 	free(rs.arena);
