@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * test_format.c - the hand-written printer (tools/ctrack/format.c) against
- * independent references: every address against inet_ntop(3), every text
+ * test_format.c - the hand-written printer (tools/ctrack/format.c, with
+ * the library's tuple writers of base/tuple.c) against independent
+ * references: every address against inet_ntop(3), every text
  * line against the snprintf printer it replaced (format_ref.c), byte for
  * byte, over random entries and events of every protocol, family and
  * flag; the fields the old printer did not have (id=, delta-time=,
@@ -124,7 +125,7 @@ static void test_addresses_are_inet_ntops(void **st)
 		inet_ntop(l3 == CT_L3_IPV6 ? AF_INET6 : AF_INET,
 			  l3 == CT_L3_IPV6 ? (const void *)a.ip6 : (const void *)&a.ip4, want,
 			  sizeof(want));
-		len = fmt_addr(got, l3, &a);
+		len = (size_t)(ct_tuple_put_addr(got, l3, &a) - got);
 		got[len] = 0;
 		assert_string_equal(got, want);
 	}
