@@ -4,7 +4,7 @@
  *
  *   printer  the table printer: N entries (one-way UDP flows, acct on, as
  *            the tool has it) formatted by the snprintf printer the tool
- *            had (tests/daemon/format_ref.c, through stdio) and by the
+ *            had (tests/support/format_ref.c, through stdio) and by the
  *            hand-written one (tools/ctrack/format.c, into a buffer), both
  *            written to /dev/null, in the conntrack, extended and json
  *            formats; and the daemon's whole listing path in-process: the
@@ -52,7 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../tests/daemon/format_ref.h"
+#include "support/format_ref.h"
 #include "../tools/ctrack/format.h"
 #include "bench.h"
 #include "bench_util.h"

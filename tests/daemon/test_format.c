@@ -3,7 +3,7 @@
  * test_format.c - the hand-written printer (tools/ctrack/format.c, with
  * the library's tuple writers of base/tuple.c) against independent
  * references: every address against inet_ntop(3), every text
- * line against the snprintf printer it replaced (format_ref.c), byte for
+ * line against the snprintf printer it replaced (support/format_ref.c), byte for
  * byte, over random entries and events of every protocol, family and
  * flag; the fields the old printer did not have (id=, delta-time=,
  * [start=]) against the layout conntrack 1.4.7 prints (ctrack(1) quotes
@@ -26,7 +26,7 @@
 #include <time.h>
 
 #include "format.h"
-#include "format_ref.h"
+#include "support/format_ref.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
