@@ -56,6 +56,7 @@
 #include "../tools/ctrack/format.h"
 #include "bench.h"
 #include "bench_util.h"
+#include "support/csum.h"
 
 #define MAXREP 31
 #define DM_HIST_MAX 600
@@ -65,17 +66,6 @@
 static double now_s(void)
 {
 	return (double)bu_mono_ns() / 1e9;
-}
-
-static uint16_t ip_csum(const uint8_t *h)
-{
-	uint32_t s = 0;
-
-	for (int i = 0; i < 20; i += 2)
-		s += (uint32_t)(h[i] << 8 | h[i + 1]);
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
 }
 
 /* N one-way UDP flows 10.x.y.z:p -> 192.168.0.1:53 with the MAC addresses
@@ -104,8 +94,7 @@ static int write_flows(const char *path, uint64_t n)
 		ip[9] = 17;
 		memcpy(ip + 12, &src, 4);
 		memcpy(ip + 16, &dst, 4);
-		v = htons(ip_csum(ip));
-		memcpy(ip + 10, &v, 2);
+		ts_ip4_csum(ip);
 		v = htons((uint16_t)(1024 + i % 60000));
 		memcpy(u, &v, 2);
 		v = htons(53);
