@@ -140,43 +140,6 @@ static int run(char *const argv[], const char *out, double *wall, double *cpu)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
-static double proc_cpu_s(pid_t pid)
-{
-	char path[64], buf[1024];
-	unsigned long ut = 0, stt = 0;
-	FILE *f;
-	char *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (!fgets(buf, sizeof(buf), f)) {
-		fclose(f);
-		return 0;
-	}
-	fclose(f);
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &stt) != 2)
-		return 0;
-	return (double)(ut + stt) / (double)sysconf(_SC_CLK_TCK);
-}
-
-/* A number from a command's first output line, or -1. */
-static long sh_num(const char *cmd)
-{
-	char line[128] = "";
-	FILE *p = popen(cmd, "r");
-	long v = -1;
-
-	if (!p)
-		return -1;
-	if (fgets(line, sizeof(line), p))
-		v = strtol(line, NULL, 10);
-	pclose(p);
-	return v;
-}
-
 static int cmp_d(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -224,14 +187,14 @@ static int daemon_up(struct dmn *d, const char *ctrack, const char *dir, const c
 	}
 	snprintf(cnt, sizeof(cnt), "'%s' count --socket '%s' 2>/dev/null", ctrack, d->sock);
 	for (int i = 0; i < 1200; i++) {
-		long n = sh_num(cnt);
+		long n = bu_sh_num(cnt);
 
 		if (n >= 0 && (uint64_t)n >= want)
 			return 0;
 		bu_sleep_ns(50000000ull);
 	}
 	fprintf(stderr, "ctrack-bench list: the daemon holds %ld of %llu entries after 60 s\n",
-		sh_num(cnt), (unsigned long long)want);
+		bu_sh_num(cnt), (unsigned long long)want);
 	return -1;
 }
 
@@ -396,10 +359,10 @@ static void wl_socket(const struct bench_args *a, const char *ctrack, const char
 	for (unsigned k = 0; k < reps; k++) {
 		char *argv[] = { (char *)ctrack, "list", "--socket", d.sock, NULL };
 		char *argx[] = { (char *)ctrack, "list", "-o", "extended", "--socket", d.sock, NULL };
-		double d0 = proc_cpu_s(d.pid);
+		double d0 = bu_pid_cpu_s(d.pid);
 
 		run(argv, NULL, &w[k], &c[k]);
-		dc[k] = proc_cpu_s(d.pid) - d0;
+		dc[k] = bu_pid_cpu_s(d.pid) - d0;
 		run(argx, NULL, &we[k], NULL);
 	}
 	bu_rec_begin(&r, a, "list", "socket");
@@ -423,7 +386,7 @@ static void wl_kernel(const struct bench_args *a, const char *ctrack, const char
 {
 	char script[PATH_MAX + 64], prefix[32], cmd[PATH_MAX * 2], cap[PATH_MAX], nsr[64],
 	     nsa[64], dev[64];
-	long kmax = sh_num("sysctl -n net.netfilter.nf_conntrack_max 2>/dev/null");
+	long kmax = bu_sh_num("sysctl -n net.netfilter.nf_conntrack_max 2>/dev/null");
 	uint64_t k;
 	long got;
 	double kw[MAXREP], cw[MAXREP];
@@ -456,7 +419,7 @@ static void wl_kernel(const struct bench_args *a, const char *ctrack, const char
 		fprintf(stderr, "ctrack-bench list: kernel: tcpreplay failed\n");
 	bu_sleep_ns(500000000ull);
 	snprintf(cmd, sizeof(cmd), "ip netns exec %s conntrack -C", nsr);
-	got = sh_num(cmd);
+	got = bu_sh_num(cmd);
 	if (got <= 0 || daemon_up(&d, ctrack, dir, cap, k)) {
 		fprintf(stderr, "ctrack-bench list: kernel: %ld entries in the kernel's table; "
 			"no comparison\n", got);
@@ -609,7 +572,7 @@ static void wl_latency(const struct bench_args *a, const char *ctrack, const cha
 		long have = 0;
 
 		snprintf(cnt, sizeof(cnt), "'%s' count --socket '%s' 2>/dev/null", ctrack, d.sock);
-		for (int i = 0; i < 6000 && (have = sh_num(cnt)) < (long)n; i++)
+		for (int i = 0; i < 6000 && (have = bu_sh_num(cnt)) < (long)n; i++)
 			bu_sleep_ns(50000000ull);
 		if (have < (long)n) {
 			fprintf(stderr, "ctrack-bench list: latency: the daemon holds %ld of %llu "
@@ -688,7 +651,7 @@ static void read_one(const struct bench_args *a, const char *ctrack, const char 
 
 	snprintf(cnt, sizeof(cnt), "'%s' read --set nf_conntrack_checksum=0 --set '%s' '%s' | "
 		 "wc -l", ctrack, max, cap);
-	entries = sh_num(cnt);
+	entries = bu_sh_num(cnt);
 	for (unsigned k = 0; k < reps; k++) {
 		char *sv[] = { "softflowd", "-r", (char *)cap, "-d", NULL };
 		char *cv[] = { (char *)ctrack, "read", "--set", "nf_conntrack_checksum=0", "--set",
