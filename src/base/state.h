@@ -45,10 +45,11 @@ struct ct_htab;      /* one generation of rows (table/htab.h) */
 struct ct_wheel;     /* the wheel of due handles (table/wheel.h) */
 
 #define CT_MAX_ZONES 65536
-/* object size classes: core + priv (0..64) + extensions (0..64) + an
- * IPv6 key's tail (0 or 24), step 8; class i holds objects of
- * sizeof(struct ct_conn) + 8 * i bytes (ct_conn_class, table/conn_key.h) */
-#define CT_N_CLASSES ((int)(64 + 64 + CT_CONN_V6_TAIL) / 8 + 1)
+/* object size classes: core + priv (0..64) + extensions (0..88, NAT's
+ * 24 included) + an IPv6 key's tail (0 or 24) + an IPv6 NAT reply's
+ * (0 or 24), step 8; class i holds objects of sizeof(struct ct_conn) +
+ * 8 * i bytes (ct_conn_class, table/conn_key.h) */
+#define CT_N_CLASSES ((int)(64 + 88 + 2 * CT_CONN_V6_TAIL) / 8 + 1)
 
 /* Counters a thread keeps to itself (summed on read). */
 struct ct_counters {
