@@ -77,6 +77,16 @@ struct ct_table_config {
 					* bring the load to resize_load_pct
 					* * 100 / this); 0 = default (125),
 					* else 110..400 */
+	bool nat;                      /* the table does NAT (ctrack/nat.h):
+					* ct_pending_confirm gives every
+					* connection the null binding for the
+					* manipulations not set up, as the
+					* kernel's NAT hooks do */
+	bool nat_exact_ports;          /* keep the exact port map for the
+					* table's source NATs and search ports
+					* with it (nat.h, struct
+					* ct_nat_portmap) instead of the
+					* kernel's 248 random probes */
 };
 
 /* ct_table_config_default - any thread, O(1), cannot fail: kernel settings (acct off),
@@ -161,6 +171,8 @@ enum {
 	CT_VF_UNCONFIRMED = 0x10, /* NEW, but never entered in the table: a
 				   * router would not forward it
 				   * (settings.router) */
+	CT_VF_PENDING = 0x20,   /* NEW, waiting for ct_pending_confirm or
+				 * ct_pending_drop (ct_classify, nat.h) */
 };
 
 struct ct_verdict {

@@ -56,6 +56,7 @@ struct ct_counters {
 	uint64_t found, invalid, insert, insert_failed, drop, early_drop;
 	uint64_t error, search_restart, clash_resolve, chaintoolong;
 	uint64_t packets, untracked, ignored, related, expired, deleted;
+	uint64_t nat_exhausted;
 	uint64_t invalid_by_reason[CT_PR_MAX];
 };
 
@@ -142,6 +143,9 @@ struct ct_thread {
 	/* ~(earliest expiry this thread's packets gave an entry since the
 	 * last ct_thread_take_next_due): zero means none; owner only */
 	uint64_t due_inv_max;
+	/* the two-step first packet's unconfirmed entry (track/pending.c),
+	 * made on first use; owner only */
+	struct ct_pending *pend;
 	/* handles for the collector's wheel (table/due.h queues them); last,
 	 * so that ct_thread_attach can leave the buffer's megabyte untouched */
 	struct ct_ring ring;
@@ -245,6 +249,14 @@ struct ct_table {
 	 * seeded for); the wheel itself under gc_lock.  The two flags,
 	 * which packet threads read, keep a line apart from the collector's
 	 * fields above (padding: the table is not allocated 64-aligned) */
+	/* NAT (nat/nat_table.c), made by the first NAT confirm: the source
+	 * index and the port map.  nat_forget is called with no lock held
+	 * for an entry with a second slot as it leaves the table (table/
+	 * member.h, ct_table_unlink_second), nat_free by ct_table_destroy:
+	 * the table calls NAT through them without knowing it (layers) */
+	_Atomic(void *) nat;
+	void (*_Atomic nat_forget)(struct ct_table *t, struct ct_conn *c);
+	void (*_Atomic nat_free)(struct ct_table *t);
 	char pad_wheel0[64];
 	_Atomic bool wheel_on;
 	_Atomic bool wheel_reseed;
