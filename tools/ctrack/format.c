@@ -144,6 +144,36 @@ static void json_tuple(FILE *out, const struct ct_tuple *t, const uint64_t *pk,
 	fputc('}', out);
 }
 
+/* The binding of a NATed connection (issue 24): for each side the NAT
+ * translated, the address and port (ICMP: id) it became - the reply
+ * tuple's destination for source NAT, its source for destination NAT. */
+static void json_nat(FILE *out, const struct ct_conn_info *ci)
+{
+	const struct ct_tuple *r = &ci->reply;
+	bool icmp = r->l4 == IPPROTO_ICMP || r->l4 == IPPROTO_ICMPV6;
+	int af = r->l3 == CT_L3_IPV6 ? AF_INET6 : AF_INET;
+	char a[INET6_ADDRSTRLEN];
+	const char *sep = "";
+
+	if (!(ci->status & (CT_ST_SRC_NAT | CT_ST_DST_NAT)))
+		return;
+	fputs(",\"nat\":{", out);
+	if (ci->status & CT_ST_SRC_NAT) {
+		inet_ntop(af, r->l3 == CT_L3_IPV6 ? (const void *)r->dst.ip6 : (const void *)&r->dst.ip4,
+			  a, sizeof(a));
+		fprintf(out, "\"src\":{\"addr\":\"%s\",\"%s\":%u}", a, icmp ? "id" : "port",
+			(unsigned)(icmp ? r->sport : r->dport));
+		sep = ",";
+	}
+	if (ci->status & CT_ST_DST_NAT) {
+		inet_ntop(af, r->l3 == CT_L3_IPV6 ? (const void *)r->src.ip6 : (const void *)&r->src.ip4,
+			  a, sizeof(a));
+		fprintf(out, "%s\"dst\":{\"addr\":\"%s\",\"%s\":%u}", sep, a,
+			icmp ? "id" : "port", (unsigned)r->sport);
+	}
+	fputc('}', out);
+}
+
 static void json_ts(FILE *out, const char *name, ct_time_ns ns)
 {
 	fprintf(out, ",\"%s\":%" PRIu64 ".%09" PRIu64, name,
@@ -170,6 +200,7 @@ static void put_json(FILE *out, const struct fmt_opts *o,
 	json_tuple(out, &ci->orig, &ci->packets[0], &ci->bytes[0], o->acct);
 	fputs(",\"reply\":", out);
 	json_tuple(out, &ci->reply, &ci->packets[1], &ci->bytes[1], o->acct);
+	json_nat(out, ci);
 	fprintf(out, ",\"assured\":%s,\"unreplied\":%s,\"mark\":%u,\"zone\":%u,\"id\":%" PRIu64,
 		(ci->status & CT_ST_ASSURED) ? "true" : "false",
 		(ci->status & CT_ST_SEEN_REPLY) ? "false" : "true",
