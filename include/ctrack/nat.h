@@ -542,6 +542,17 @@ int ct_pending_masquerade(struct ct_thread *thr, struct ct_pending *p,
 			  const struct ct_nat_range *range,
 			  const union ct_addr *addr);
 
+/*
+ * ct_thread_nat_random - the random numbers @thr's NAT setups draw where
+ * the kernel calls get_random_u16() (a source NAT search's offset,
+ * `random`, `fully-random`): @rand16(@arg) from now on, or with @rand16
+ * NULL the thread's own (splitmix64, seeded from getrandom(2) at its
+ * first setup).  For replays that must make the kernel's choice where the
+ * kernel drew a number (ctrack read --nat-random-replay) and for tests.
+ * The owner of @thr.  Returns 0, or -ENOMEM.
+ */
+int ct_thread_nat_random(struct ct_thread *thr, uint16_t (*rand16)(void *arg), void *arg);
+
 /* ct_pending_binding - the pending entry's binding as it stands. */
 const struct ct_nat_binding *ct_pending_binding(const struct ct_pending *p);
 

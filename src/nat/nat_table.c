@@ -390,6 +390,8 @@ static void env_ready(struct ct_pending *p, struct bysrc_walk *w, struct nat_sta
 	p->env.taken = table_taken;
 	p->env.taken_arg = p;
 	p->env.stats = st;
+	p->env.rand16 = p->rand16;
+	p->env.rand_arg = p->rand_arg;
 	w->t = p->thr->t;
 	w->n = n;
 	p->env.bysrc.foreach = bysrc_foreach;
@@ -462,6 +464,24 @@ int ct_pending_masquerade(struct ct_thread *thr, struct ct_pending *p,
 		return -EINVAL;
 	dst_null_first(thr, p);
 	return setup(thr, p, SETUP_MASQ, range, CT_NAT_MANIP_SRC, addr);
+}
+
+int ct_thread_nat_random(struct ct_thread *thr, uint16_t (*rand16)(void *arg), void *arg)
+{
+	if (!thr)
+		return -EINVAL;
+	if (!thr->pend) {
+		/* the scratch ct_classify would make (track/pending.c) */
+		struct ct_pending *p = calloc(1, sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		p->thr = thr;
+		thr->pend = p;
+	}
+	thr->pend->rand16 = rand16;
+	thr->pend->rand_arg = arg;
+	return 0;
 }
 
 /* ct_confirm_hooks.inserted: index @c (read side held). */

@@ -51,6 +51,8 @@ struct ct_pending {
 	struct ct_nat_binding b;      /* its binding so far */
 	struct ct_nat_env env;        /* nat/'s (the taken callback's) */
 	bool env_ready;
+	uint16_t (*rand16)(void *arg);   /* ct_thread_nat_random's, or NULL */
+	void *rand_arg;
 	uint8_t pm_held;              /* CT_NAT_S_SRC / _DST: the port map
 				       * holds the entry's port (nat/) */
 	struct ct_conn *victims[CT_PENDING_VICTIMS];

@@ -568,6 +568,13 @@ static void usage_read(FILE *out)
 "                         write every packet as the NAT sends it on (raw IP,\n"
 "                         TTL / hop limit minus one, refragmented as the\n"
 "                         kernel does)\n"
+"      --nat-random-replay BINDINGS\n"
+"                         where the kernel drew a random number (a source NAT\n"
+"                         port search, random, fully-random), draw the number\n"
+"                         that gives the kernel's port for that connection,\n"
+"                         from its bindings (L3 L4 OSRC ODST OSPORT ODPORT RSRC\n"
+"                         RDST RSPORT RDPORT lines): a kernel's capture then\n"
+"                         replays to the kernel's table (tests/kernel/kd_nat.py)\n"
 "      --src-nat, --dst-nat, --any-nat\n"
 "                         list (and report events of) only connections whose\n"
 "                         source / destination / either was translated, as\n"
@@ -606,6 +613,7 @@ int cmd_read(int argc, char **argv)
 		{ "dst-nat", no_argument, NULL, 260 },
 		{ "any-nat", no_argument, NULL, 261 },
 		{ "nat-exact-ports", no_argument, NULL, 262 },
+		{ "nat-random-replay", required_argument, NULL, 263 },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -743,6 +751,13 @@ int cmd_read(int argc, char **argv)
 		case 262:
 			exact_ports = true;
 			break;
+		case 263:
+			if (read_nat_load_replay(&rs.nat, optarg, nmsg, sizeof(nmsg)) < 0) {
+				fprintf(stderr, "ctrack read: %s\n", nmsg);
+				read_nat_close(&rs.nat);
+				return CT_EXIT_USAGE;
+			}
+			break;
 		case 'h':
 			usage_read(stdout);
 			return CT_EXIT_OK;
@@ -757,9 +772,11 @@ int cmd_read(int argc, char **argv)
 		nat_rules_free(&rs.nat.rules);
 		return CT_EXIT_USAGE;
 	}
-	if (exact_ports && !rs.nat.on) {
-		fprintf(stderr, "ctrack read: --nat-exact-ports needs NAT rules (--nat, "
-			"--nat-file) or --write-translated\n");
+	if ((exact_ports || rs.nat.n_replay) && !rs.nat.on) {
+		fprintf(stderr, "ctrack read: %s needs NAT rules (--nat, --nat-file) or "
+			"--write-translated\n",
+			exact_ports ? "--nat-exact-ports" : "--nat-random-replay");
+		read_nat_close(&rs.nat);
 		return CT_EXIT_USAGE;
 	}
 	if (read_nat_open(&rs.nat, nmsg, sizeof(nmsg)) < 0) {
@@ -781,6 +798,8 @@ int cmd_read(int argc, char **argv)
 		return CT_EXIT_INTERNAL;
 	}
 	rs.thr = ct_thread_attach(rs.t);
+	if (rs.thr)
+		read_nat_attach(&rs.nat, rs.thr);
 	/* without the arena every packet goes alone (still exact) */
 	rs.arena = malloc(READ_ARENA);
 	rs.min_timeout_ns = min_timeout_ns(&rs.set);

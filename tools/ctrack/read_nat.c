@@ -10,7 +10,10 @@
  * would not forward (with --router: those the library calls so), are not
  * written.
  */
+#include <arpa/inet.h>
+#include <errno.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <pcap/pcap.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +44,128 @@ int read_nat_open(struct read_nat *n, char *err, size_t errlen)
 	return 0;
 }
 
+int read_nat_load_replay(struct read_nat *n, const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+	unsigned lineno = 0;
+	size_t cap = 0;
+
+	if (!f) {
+		snprintf(err, errlen, "--nat-random-replay %s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char os[64], od[64], rs[64], rd[64];
+		unsigned l3, l4, osp, odp, rsp, rdp;
+		struct ct_nat_binding b;
+		int af;
+
+		lineno++;
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (sscanf(line, "%u %u %63s %63s %u %u %63s %63s %u %u", &l3, &l4, os, od, &osp,
+			   &odp, rs, rd, &rsp, &rdp) != 10 || (l3 != CT_L3_IPV4 && l3 != CT_L3_IPV6) ||
+		    l4 > 255 || osp > 65535 || odp > 65535 || rsp > 65535 || rdp > 65535) {
+			snprintf(err, errlen, "--nat-random-replay %s:%u: not a binding line "
+				 "(L3 L4 OSRC ODST OSPORT ODPORT RSRC RDST RSPORT RDPORT)", path, lineno);
+			fclose(f);
+			return -1;
+		}
+		memset(&b, 0, sizeof(b));
+		af = l3 == CT_L3_IPV4 ? AF_INET : AF_INET6;
+		if (inet_pton(af, os, &b.orig.src) != 1 || inet_pton(af, od, &b.orig.dst) != 1 ||
+		    inet_pton(af, rs, &b.reply.src) != 1 || inet_pton(af, rd, &b.reply.dst) != 1) {
+			snprintf(err, errlen, "--nat-random-replay %s:%u: a bad address", path, lineno);
+			fclose(f);
+			return -1;
+		}
+		b.orig.l3 = b.reply.l3 = (uint8_t)l3;
+		b.orig.l4 = b.reply.l4 = (uint8_t)l4;
+		b.orig.sport = (uint16_t)osp;
+		b.orig.dport = (uint16_t)odp;
+		b.reply.sport = (uint16_t)rsp;
+		b.reply.dport = (uint16_t)rdp;
+		if (n->n_replay == cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			struct ct_nat_binding *v = realloc(n->replay, nc * sizeof(*v));
+
+			if (!v) {
+				snprintf(err, errlen, "--nat-random-replay: out of memory");
+				fclose(f);
+				return -1;
+			}
+			n->replay = v;
+			cap = nc;
+		}
+		n->replay[n->n_replay++] = b;
+	}
+	fclose(f);
+	return 0;
+}
+
+/*
+ * The random source for a replay: the offset that makes the kernel's
+ * port (or id) the search's first candidate.  nf_nat_l4proto_unique_tuple
+ * tries min + (offset % size) first, in the class ct_nat_port_class
+ * describes (the range given, else 1-511, 600-1023 or 1024-65535 by the
+ * original port, every id for ICMP); the kernel's binding of this
+ * connection says which port it ended with.  Everything else - the
+ * class, the probes, whether the port is free - is ctrack's own.
+ */
+static uint16_t replay_rand16(void *arg)
+{
+	struct read_nat *n = arg;
+	const struct ct_tuple *o = &n->cur_orig;
+	const struct ct_nat_range *r = n->cur_range;
+	bool icmp = o->l4 == IPPROTO_ICMP || o->l4 == IPPROTO_ICMPV6;
+	unsigned min, size, want;
+	uint64_t z;
+
+	for (size_t i = 0; i < n->n_replay; i++) {
+		const struct ct_nat_binding *b = &n->replay[i];
+		uint16_t key;
+
+		if (!ct_tuple_equal(&b->orig, o))
+			continue;
+		want = icmp ? b->reply.sport
+		     : n->cur_manip == CT_NAT_MANIP_SRC ? b->reply.dport : b->reply.sport;
+		if (r && (r->flags & CT_NAT_RANGE_PROTO_SPECIFIED)) {
+			unsigned lo = r->min_proto, hi = r->max_proto;
+
+			if (hi < lo && !icmp) {
+				unsigned x = lo;
+
+				lo = hi;
+				hi = x;
+			}
+			min = lo;
+			size = hi - lo + 1;
+		} else if (icmp) {
+			min = 0;
+			size = 65536;
+		} else {
+			key = n->cur_manip == CT_NAT_MANIP_SRC ? o->sport : o->dport;
+			min = key < 512 ? 1 : key < 1024 ? 600 : 1024;
+			size = key < 512 ? 511 : key < 1024 ? 424 : 64512;
+		}
+		n->replayed++;
+		return (uint16_t)((want - min + size) % size);
+	}
+	/* a connection the kernel did not make: a number of our own */
+	n->replay_misses++;
+	z = (n->rng += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return (uint16_t)((z ^ (z >> 31)) >> 48);
+}
+
+void read_nat_attach(struct read_nat *n, struct ct_thread *thr)
+{
+	if (n->n_replay)
+		(void)ct_thread_nat_random(thr, replay_rand16, n);
+}
+
 void read_nat_close(struct read_nat *n)
 {
 	if (n->dumper)
@@ -49,6 +174,8 @@ void read_nat_close(struct read_nat *n)
 		pcap_close(n->pcap);
 	n->dumper = n->pcap = NULL;
 	nat_rules_free(&n->rules);
+	free(n->replay);
+	n->replay = NULL;
 }
 
 struct wctx {
@@ -122,8 +249,12 @@ static void bind_rules(struct read_nat *n, struct ct_thread *thr, struct ct_pend
 	struct ct_tuple after;
 	int rc;
 
+	n->cur_orig = pkt->tuple;
+	n->cur_manip = CT_NAT_MANIP_DST;
+	n->cur_range = NULL;
 	r = nat_rules_first(&n->rules, CT_NAT_MANIP_DST, &pkt->tuple, iif, NULL);
 	if (r) {
+		n->cur_range = &r->range;
 		rc = ct_pending_nat(thr, p, &r->range, CT_NAT_MANIP_DST);
 		if (rc < 0)
 			n->setup_err++;
@@ -132,9 +263,12 @@ static void bind_rules(struct read_nat *n, struct ct_thread *thr, struct ct_pend
 	}
 	if (!ct_tuple_invert(&ct_pending_binding(p)->reply, &after))
 		after = pkt->tuple;
+	n->cur_manip = CT_NAT_MANIP_SRC;
+	n->cur_range = NULL;
 	r = nat_rules_first(&n->rules, CT_NAT_MANIP_SRC, &after, iif, NULL);
 	if (!r)
-		return;
+		return;   /* the null binding at confirm: no range */
+	n->cur_range = &r->range;
 	if (r->action == NAT_RULE_MASQUERADE) {
 		rc = ct_pending_masquerade(thr, p, &r->range, &r->range.min_addr);
 		if (rc == CT_NAT_BOUND || rc == CT_NAT_BOUND_TAKEN)

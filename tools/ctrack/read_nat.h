@@ -39,7 +39,26 @@ struct read_nat {
 		 written, fragments_out, not_forwarded;
 	uint64_t xlate_drop[CT_NAT_V_MAX];
 	uint64_t setup_err;
+	/* --nat-random-replay: the kernel's bindings, and what the setup
+	 * under way is about (the random source's callback reads them) */
+	struct ct_nat_binding *replay;
+	size_t n_replay;
+	uint64_t replayed, replay_misses;
+	struct ct_tuple cur_orig;
+	const struct ct_nat_range *cur_range;
+	enum ct_nat_manip cur_manip;
+	uint64_t rng;
 };
+
+/* read_nat_load_replay - the kernel's bindings of --nat-random-replay
+ * FILE: "L3 L4 OSRC ODST OSPORT ODPORT RSRC RDST RSPORT RDPORT" lines
+ * (ICMP: the ports are the id and type << 8 | code; '#' comments).
+ * Returns 0, or -1 with a message in @err. */
+int read_nat_load_replay(struct read_nat *n, const char *path, char *err, size_t errlen);
+
+/* read_nat_attach - the thread that tracks: its random source, when a
+ * replay is loaded. */
+void read_nat_attach(struct read_nat *n, struct ct_thread *thr);
 
 /* read_nat_open - set up after the options: the writer, when asked.
  * Returns 0, or -1 with a message for a person in @err. */
