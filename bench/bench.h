@@ -65,5 +65,6 @@ int bench_teardown(const struct bench_args *a);
 int bench_ovs(const struct bench_args *a);
 int bench_read(const struct bench_args *a);
 int bench_nat_search(const struct bench_args *a);
+int bench_nat(const struct bench_args *a);
 
 #endif

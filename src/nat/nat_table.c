@@ -86,13 +86,14 @@ static bool same_src(const struct ct_tuple *a, const struct ct_tuple *b)
 	       a->sport == b->sport && memcmp(&a->src, &b->src, sizeof(a->src)) == 0;
 }
 
-static void bysrc_link(struct ct_table *t, struct nat_state *n, struct ct_conn *c)
+static void bysrc_link(struct ct_table *t, struct nat_state *n, struct ct_conn *c,
+			const uint64_t *bucket)
 {
 	struct ct_tuple o;
 	uint64_t b;
 
 	ct_conn_tuple(c, &o);
-	b = src_bucket(t, n, &o);
+	b = bucket ? *bucket : src_bucket(t, n, &o);
 	ct_spin_lock(&n->locks[b % NAT_LOCKS]);
 	atomic_store_explicit(&ct_conn_nat(c)->bysrc_next,
 			      atomic_load_explicit(&n->bysrc[b], memory_order_relaxed),
@@ -137,6 +138,7 @@ static bool bysrc_unlink(struct ct_table *t, struct nat_state *n, struct ct_conn
 struct bysrc_walk {
 	struct ct_table *t;
 	struct nat_state *n;
+	struct ct_pending *p;      /* the setup's: its bucket is kept */
 };
 
 static bool bysrc_foreach(void *idx, const struct ct_tuple *orig,
@@ -145,10 +147,19 @@ static bool bysrc_foreach(void *idx, const struct ct_tuple *orig,
 	struct bysrc_walk *w = idx;
 	struct ct_conn *e;
 
+	uint64_t b;
+
 	if (!w->n)
 		return false;
-	e = atomic_load_explicit(&w->n->bysrc[src_bucket(w->t, w->n, orig)],
-				 memory_order_acquire);
+	b = src_bucket(w->t, w->n, orig);
+	/* the entry's link at its insert needs the bucket of its original
+	 * tuple: this one, unless a DNAT came between (it does not: the
+	 * source index is searched for SRC manipulations, after DST) */
+	if (w->p && ct_tuple_equal(orig, &w->p->b.orig)) {
+		w->p->bysrc_bucket = b;
+		w->p->bysrc_valid = true;
+	}
+	e = atomic_load_explicit(&w->n->bysrc[b], memory_order_acquire);
 	for (; e; e = atomic_load_explicit(&ct_conn_nat(e)->bysrc_next, memory_order_acquire)) {
 		struct ct_tuple eo, er;
 
@@ -272,7 +283,8 @@ static bool allow_clash(uint8_t l4)
 
 /* The entry holding @t as its original or reply tuple, and in which
  * direction (read side held). */
-static struct ct_conn *lookup(struct ct_thread *thr, const struct ct_tuple *tu, enum ct_dir *d)
+static struct ct_conn *lookup_h(struct ct_thread *thr, const struct ct_tuple *tu,
+				 uint64_t hash, enum ct_dir *d)
 {
 	struct ct_tuple inv;
 	const struct ct_tuple *pinv = NULL;
@@ -282,7 +294,12 @@ static struct ct_conn *lookup(struct ct_thread *thr, const struct ct_tuple *tu, 
 			inv = *tu;
 		pinv = &inv;
 	}
-	return ct_table_find(thr, ct_hash_tuple(&thr->t->key, tu), tu, pinv, d);
+	return ct_table_find(thr, hash, tu, pinv, d);
+}
+
+static struct ct_conn *lookup(struct ct_thread *thr, const struct ct_tuple *tu, enum ct_dir *d)
+{
+	return lookup_h(thr, tu, ct_hash_tuple(&thr->t->key, tu), d);
 }
 
 /* Remove @e once the setup is over; false when no room is left to
@@ -326,7 +343,11 @@ static bool table_taken(void *arg, const struct ct_nat_probe *pr)
 	enum ct_dir d, d2;
 	uint32_t st;
 
-	e = lookup(thr, pr->reply, &d);
+	/* remembered: the confirm's insert wants the chosen one's hash */
+	p->probed = *pr->reply;
+	p->probed_hash = ct_hash_tuple(&thr->t->key, pr->reply);
+	p->probed_valid = true;
+	e = lookup_h(thr, pr->reply, p->probed_hash, &d);
 	if (!e)
 		return false;
 	st = ct_conn_status(e);
@@ -394,6 +415,7 @@ static void env_ready(struct ct_pending *p, struct bysrc_walk *w, struct nat_sta
 	p->env.rand_arg = p->rand_arg;
 	w->t = p->thr->t;
 	w->n = n;
+	w->p = p;
 	p->env.bysrc.foreach = bysrc_foreach;
 	p->env.bysrc.idx = w;
 	p->env.portmap = n ? n->pm : NULL;
@@ -443,8 +465,15 @@ static int setup(struct ct_thread *thr, struct ct_pending *p, enum setup_kind ki
  * original tuple's reply as the kernel's does. */
 static void dst_null_first(struct ct_thread *thr, struct ct_pending *p)
 {
+	/* The null binding of a destination never changes the tuple: its
+	 * range is the destination itself, with no port range, and a
+	 * destination's port is not searched without one
+	 * (nf_nat_l4proto_unique_tuple) - taken or not, the result is the
+	 * tuple as it is, DONE.  So it is that, without its "taken?" probe
+	 * (a table lookup; the kernel's result is the same, and it counts
+	 * nothing either way). */
 	if (thr->t->cfg.nat && !(p->b.status & CT_NAT_S_DST_DONE))
-		(void)setup(thr, p, SETUP_NULL, NULL, CT_NAT_MANIP_DST, NULL);
+		p->b.status |= CT_NAT_S_DST_DONE;
 }
 
 int ct_pending_nat(struct ct_thread *thr, struct ct_pending *p,
@@ -496,7 +525,7 @@ static void inserted(struct ct_pending *p, struct ct_conn *c)
 		return;
 	}
 	if (ct_conn_status(c) & CT_ST_SRC_NAT)
-		bysrc_link(t, n, c);
+		bysrc_link(t, n, c, p->bysrc_valid ? &p->bysrc_bucket : NULL);
 	pm_hold(n, c, true);
 	/* killed before we linked it: its nat_forget may have found
 	 * nothing (the stripe lock orders the two) */

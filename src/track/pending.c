@@ -128,6 +128,8 @@ void ct_pending_begin(struct ct_thread *thr, struct ct_ns *ns, const struct ct_s
 	if (k->tk.inv)
 		p->inv = *k->tk.inv;
 	p->n_victims = 0;
+	p->probed_valid = false;
+	p->bysrc_valid = false;
 	if (!ct_nat_binding_init(&p->b, &p->key))
 		p->b.reply = p->key;
 	v->cls = CT_V_NEW;
@@ -237,8 +239,11 @@ int ct_track_confirm(struct ct_thread *thr, struct ct_pending *p,
 			rinv = p->b.reply;
 		rq.reply.inv = &rinv;
 	}
-	/* a reply tuple that is the inverted original hashes as it */
-	rq.reply.hash = nat ? ct_hash_tuple(&t->key, &p->b.reply) : p->hash;
+	/* a reply tuple that is the inverted original hashes as it; one the
+	 * setup probed last (its choice, mostly) was hashed then */
+	rq.reply.hash = !nat ? p->hash
+		      : p->probed_valid && ct_tuple_equal(&p->probed, &p->b.reply) ? p->probed_hash
+		      : ct_hash_tuple(&t->key, &p->b.reply);
 	if (nat)
 		ct_conn_set_reply(c, &p->b.reply, (uint32_t)rq.reply.hash);
 	rq.exp = p->exp;

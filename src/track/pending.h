@@ -52,6 +52,14 @@ struct ct_pending {
 	struct ct_nat_env env;        /* nat/'s (the taken callback's) */
 	bool env_ready;
 	uint16_t (*rand16)(void *arg);   /* ct_thread_nat_random's, or NULL */
+	/* what the setup already hashed, for the confirm (nat/): the last
+	 * candidate reply tuple probed and its hash; the source index's
+	 * bucket of the original tuple */
+	struct ct_tuple probed;
+	uint64_t probed_hash;
+	bool probed_valid;
+	bool bysrc_valid;
+	uint64_t bysrc_bucket;
 	void *rand_arg;
 	uint8_t pm_held;              /* CT_NAT_S_SRC / _DST: the port map
 				       * holds the entry's port (nat/) */
