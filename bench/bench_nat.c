@@ -66,6 +66,8 @@ static struct ct_table *nat_table(uint32_t n, bool nat)
 	cfg.settings.checksum = 0;
 	cfg.settings.max = 4 * n + 1024;
 	cfg.nat = nat;
+	if (getenv("CT_BENCH_NAT_ROWS"))
+		cfg.settings.buckets = (uint32_t)strtoul(getenv("CT_BENCH_NAT_ROWS"), NULL, 0);
 	return ct_table_create(&cfg, &t) ? NULL : t;
 }
 

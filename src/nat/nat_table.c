@@ -24,8 +24,9 @@
  * after its insert and unlinked by the table's nat_forget hook as it
  * leaves (table/member.h); one killed between the two is unlinked by the
  * linker, which looks at DYING after linking.  The bucket array is sized
- * once, as the kernel sizes nf_nat_bysource (to the table's maximum),
- * mapped zero and touched as it is used.
+ * once, as the kernel sizes nf_nat_bysource (to its conntrack table: a
+ * quarter of the table's maximum, 64k at least, 4M at most), mapped zero
+ * and touched as it is used.
  *
  * The port map (ct_table_config.nat_exact_ports) is phase 1's
  * ct_nat_portmap under one mutex, held across a setup's search; its
@@ -230,7 +231,9 @@ static void nat_free(struct ct_table *t)
 static struct nat_state *nat_state(struct ct_table *t)
 {
 	struct nat_state *n = nat_of(t), *expect = NULL;
-	uint64_t want = t->max > BYSRC_MIN ? t->max : BYSRC_MIN;
+	/* the kernel's nf_nat_bysource has as many buckets as its conntrack
+	 * table, a quarter of nf_conntrack_max by default */
+	uint64_t want = t->max / 4 > BYSRC_MIN ? t->max / 4 : BYSRC_MIN;
 	void *map;
 
 	if (n)
