@@ -230,7 +230,8 @@ static void nat_free(struct ct_table *t)
 
 static struct nat_state *nat_state(struct ct_table *t)
 {
-	struct nat_state *n = nat_of(t), *expect = NULL;
+	struct nat_state *n = nat_of(t);
+	void *expect = NULL;
 	/* the kernel's nf_nat_bysource has as many buckets as its conntrack
 	 * table, a quarter of nf_conntrack_max by default */
 	uint64_t want = t->max / 4 > BYSRC_MIN ? t->max / 4 : BYSRC_MIN;
