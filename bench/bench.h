@@ -57,6 +57,8 @@ struct bench_entry {
 };
 
 int bench_gc_yield(const struct bench_args *a);
+int bench_list(const struct bench_args *a);
+int bench_live(const struct bench_args *a);
 int bench_gc_idle(const struct bench_args *a);
 int bench_gc_busy(const struct bench_args *a);
 int bench_throughput(const struct bench_args *a);
@@ -64,6 +66,7 @@ int bench_memory(const struct bench_args *a);
 int bench_teardown(const struct bench_args *a);
 int bench_ovs(const struct bench_args *a);
 int bench_read(const struct bench_args *a);
+int bench_sync(const struct bench_args *a);
 int bench_nat_search(const struct bench_args *a);
 int bench_nat(const struct bench_args *a);
 

@@ -6,13 +6,16 @@
 #
 # Targets are the executables BUILD_DIR/fuzz/fuzz_*.  Each runs for SECONDS
 # on its corpus BUILD_DIR/corpus-NAME (NAME = the target without "fuzz_"),
-# which is seeded from the captures in ../shared/pcaps the first time:
+# which is seeded from the captures in ../shared/pcaps the first time (or,
+# in a clone without it, from the project's own tests/captures/crafted):
 #   - by BUILD_DIR/fuzz/seedgen_NAME OUT_DIR CAPTURE... when the target
 #     ships a seed generator (fuzz_track: programs, not frames);
 #   - by scripts/make-fuzz-seeds.sh PCAPS OUT_DIR for fuzz_parse (frames
 #     with its link-type selector byte);
 #   - for fuzz_capture, with the capture files themselves (cut to 64 KiB)
 #     and those tests/cli/craft_captures.py writes;
+#   - from fuzz/seeds/NAME/ when the target has seeds of its own there
+#     (fuzz_ctl_request: one control request of each command);
 #   - otherwise with the captures' frames, one file per frame, raw bytes
 #     (at most 64 frames per capture).
 # Checked-in inputs in fuzz/regress/NAME/ (past crashes, kept as
@@ -33,6 +36,10 @@ build=${1:?usage: run-fuzz.sh BUILD_DIR SECONDS}
 secs=${2:?usage: run-fuzz.sh BUILD_DIR SECONDS}
 root=$(cd "$(dirname "$0")/.." && pwd)
 pcaps=$root/../shared/pcaps
+if [ ! -d "$pcaps" ]; then
+	echo "run-fuzz: $pcaps not found: seeding from tests/captures/crafted" >&2
+	pcaps=$root/tests/captures/crafted
+fi
 build=$(cd "$build" && pwd) || exit 1
 # UBSan built without -fno-sanitize-recover only prints: make it fatal
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
@@ -87,6 +94,9 @@ seed() { # seed NAME CORPUS_DIR
 			-o -name '*.cap' \) | sort | xargs "$build/fuzz/seedgen_$1" "$2"
 	elif [ "$1" = parse ] && [ -x "$root/scripts/make-fuzz-seeds.sh" ]; then
 		"$root/scripts/make-fuzz-seeds.sh" "$pcaps" "$2"
+	elif [ -d "$root/fuzz/seeds/$1" ]; then
+		# inputs that are not frames (fuzz_ctl_request: requests)
+		cp "$root/fuzz/seeds/$1/"* "$2/"
 	elif [ "$1" = capture ]; then
 		# whole capture files, cut to 64 KiB, and the crafted ones
 		for f in "$pcaps"/*; do

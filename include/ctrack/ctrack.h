@@ -12,8 +12,10 @@
  *   ns.h       namespaces and batched teardown
  *   stats.h    counters
  *   settings.h the kernel's knobs
+ *   sync.h     conntrackd's state synchronization protocol
  *   nat.h      NAT: tuple choice and packet translation (not yet joined
  *              to the table: docs/nat-design.md)
+ *   control.h  a live table's control plane: sliced listing, delete
  */
 #ifndef CTRACK_CTRACK_H
 #define CTRACK_CTRACK_H
@@ -29,6 +31,8 @@
 #include "ctrack/stats.h"
 #include "ctrack/gc.h"
 #include "ctrack/ns.h"
+#include "ctrack/sync.h"
 #include "ctrack/nat.h"
+#include "ctrack/control.h"
 
 #endif /* CTRACK_CTRACK_H */

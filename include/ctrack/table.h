@@ -77,6 +77,12 @@ struct ct_table_config {
 					* bring the load to resize_load_pct
 					* * 100 / this); 0 = default (125),
 					* else 110..400 */
+	bool tcp_flags;                /* give TCP entries 8 bytes for the
+					* TCP flags seen in each direction
+					* (ct_conn_info.tcp_flags; IPFIX's
+					* tcpControlBits); a test on the
+					* hit path of every packet, an OR
+					* of TCP packets of such a table */
 	bool nat;                      /* the table does NAT (ctrack/nat.h):
 					* ct_pending_confirm gives every
 					* connection the null binding for the
@@ -262,6 +268,10 @@ struct ct_conn_info {
 	uint32_t status;             /* CT_ST_* */
 	uint32_t mark;
 	uint8_t l4state;             /* protocol state number */
+	uint8_t tcp_flags[2];        /* by enum ct_dir: CT_TCP_* flags of
+				      * every TCP packet counted in that
+				      * direction, OR-ed; 0 unless
+				      * config.tcp_flags (issue 26) */
 	const char *state_name;      /* "ESTABLISHED", ..., or NULL for
 				      * protocols without states */
 	uint8_t labels[16];

@@ -58,10 +58,12 @@ enum {
 	CT_EXT_ACCT = 0x01,     /* struct ct_ext_acct */
 	CT_EXT_TSTAMP = 0x02,   /* struct ct_ext_tstamp */
 	CT_EXT_LABELS = 0x04,   /* struct ct_ext_labels */
-	CT_EXT_NAT = 0x08,      /* struct ct_ext_nat (and, for IPv6, the
+	CT_EXT_TCPF = 0x08,     /* struct ct_ext_tcpf (issue 26: TCP entries
+				 * of a table with config.tcp_flags) */
+	CT_EXT_NAT = 0x10,      /* struct ct_ext_nat (and, for IPv6, the
 				 * reply's other 24 address bytes after the
 				 * key's tail: table/conn_key.h) */
-	CT_EXT_END = 0x10,      /* past the last: where an IPv6 key's tail
+	CT_EXT_END = 0x20,      /* past the last: where an IPv6 key's tail
 				 * starts (table/conn_key.h) */
 };
 
@@ -125,6 +127,14 @@ struct ct_ext_labels {
 	uint8_t bits[16];
 };
 
+/* issue 26 (flow export): the TCP header flags seen in each direction,
+ * OR-ed as IPFIX's tcpControlBits are; 8 bytes so that what follows stays
+ * aligned. */
+struct ct_ext_tcpf {
+	uint8_t flags[2];            /* by enum ct_dir */
+	uint8_t pad[6];
+};
+
 /*
  * The NAT extension: what an entry whose binding changed a tuple keeps of
  * its reply tuple, which is then no longer the inverted original (the
@@ -158,15 +168,20 @@ _Static_assert(sizeof(struct ct_ext_nat) == 24, "the NAT extension is 24 bytes")
 #define CT_EXT_SZ(m) (((m) & CT_EXT_ACCT ? sizeof(struct ct_ext_acct) : 0) + \
 		      ((m) & CT_EXT_TSTAMP ? sizeof(struct ct_ext_tstamp) : 0) + \
 		      ((m) & CT_EXT_LABELS ? sizeof(struct ct_ext_labels) : 0) + \
+		      ((m) & CT_EXT_TCPF ? sizeof(struct ct_ext_tcpf) : 0) + \
 		      ((m) & CT_EXT_NAT ? sizeof(struct ct_ext_nat) : 0))
 
 static inline __attribute__((always_inline)) size_t ct_ext_size(unsigned ext)
 {
-	static const uint8_t sz[16] = {
+	static const uint8_t sz[32] = {
 		CT_EXT_SZ(0), CT_EXT_SZ(1), CT_EXT_SZ(2), CT_EXT_SZ(3),
 		CT_EXT_SZ(4), CT_EXT_SZ(5), CT_EXT_SZ(6), CT_EXT_SZ(7),
 		CT_EXT_SZ(8), CT_EXT_SZ(9), CT_EXT_SZ(10), CT_EXT_SZ(11),
 		CT_EXT_SZ(12), CT_EXT_SZ(13), CT_EXT_SZ(14), CT_EXT_SZ(15),
+		CT_EXT_SZ(16), CT_EXT_SZ(17), CT_EXT_SZ(18), CT_EXT_SZ(19),
+		CT_EXT_SZ(20), CT_EXT_SZ(21), CT_EXT_SZ(22), CT_EXT_SZ(23),
+		CT_EXT_SZ(24), CT_EXT_SZ(25), CT_EXT_SZ(26), CT_EXT_SZ(27),
+		CT_EXT_SZ(28), CT_EXT_SZ(29), CT_EXT_SZ(30), CT_EXT_SZ(31),
 	};
 
 	return sz[ext & (CT_EXT_END - 1)];

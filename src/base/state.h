@@ -22,6 +22,7 @@
 #ifndef CT_STATE_H
 #define CT_STATE_H
 
+#include <netinet/in.h>   /* IPPROTO_TCP (issue 26) */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -45,11 +46,11 @@ struct ct_htab;      /* one generation of rows (table/htab.h) */
 struct ct_wheel;     /* the wheel of due handles (table/wheel.h) */
 
 #define CT_MAX_ZONES 65536
-/* object size classes: core + priv (0..64) + extensions (0..88, NAT's
- * 24 included) + an IPv6 key's tail (0 or 24) + an IPv6 NAT reply's
+/* object size classes: core + priv (0..64) + extensions (0..96: acct,
+ * tstamp, labels, TCP flags and NAT's 24) + an IPv6 key's tail (0 or 24) + an IPv6 NAT reply's
  * (0 or 24), step 8; class i holds objects of sizeof(struct ct_conn) +
  * 8 * i bytes (ct_conn_class, table/conn_key.h) */
-#define CT_N_CLASSES ((int)(64 + 88 + 2 * CT_CONN_V6_TAIL) / 8 + 1)
+#define CT_N_CLASSES ((int)(64 + 96 + 2 * CT_CONN_V6_TAIL) / 8 + 1)
 
 /* Counters a thread keeps to itself (summed on read). */
 struct ct_counters {
@@ -336,6 +337,19 @@ static inline unsigned ct_settings_ext(const struct ct_table *t, const struct ct
 {
 	return (s->acct ? CT_EXT_ACCT : 0) | (s->timestamp ? CT_EXT_TSTAMP : 0) |
 	       (t->cfg.labels ? CT_EXT_LABELS : 0);
+}
+
+/* issue 26: ... of protocol @l4 - TCP entries of a table that keeps TCP
+ * flags have CT_EXT_TCPF too (not in ct_settings_ext, so that a packet
+ * that creates an entry pays one predictable branch for it). */
+static inline unsigned ct_settings_ext_l4(const struct ct_table *t,
+					  const struct ct_settings *s, uint8_t l4)
+{
+	unsigned ext = ct_settings_ext(t, s);
+
+	if (__builtin_expect(t->cfg.tcp_flags, 0) && l4 == IPPROTO_TCP)
+		ext |= CT_EXT_TCPF;
+	return ext;
 }
 
 #endif /* CT_STATE_H */

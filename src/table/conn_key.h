@@ -103,6 +103,15 @@ static inline struct ct_ext_labels *ct_conn_labels(struct ct_conn *c)
 		: NULL;
 }
 
+/* issue 26: the TCP flags seen in each direction (TCP entries of a table
+ * with config.tcp_flags) */
+static inline struct ct_ext_tcpf *ct_conn_tcpf(struct ct_conn *c)
+{
+	return (c->ext & CT_EXT_TCPF)
+		? (struct ct_ext_tcpf *)((char *)c + ct_conn_ext_off(c, CT_EXT_TCPF))
+		: NULL;
+}
+
 /* An entry's NAT extension, or NULL for an entry whose reply tuple is
  * its inverted original. */
 static inline struct ct_ext_nat *ct_conn_nat(struct ct_conn *c)

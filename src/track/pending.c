@@ -31,7 +31,7 @@
 
 _Static_assert(CT_PENDING_OBJ >= sizeof(struct ct_conn) + 64 +
 	       sizeof(struct ct_ext_acct) + sizeof(struct ct_ext_tstamp) +
-	       sizeof(struct ct_ext_labels) + CT_CONN_V6_TAIL,
+	       sizeof(struct ct_ext_labels) + sizeof(struct ct_ext_tcpf) + CT_CONN_V6_TAIL,
 	       "a pending entry holds the largest entry without NAT");
 
 void ct_pending_begin(struct ct_thread *thr, struct ct_ns *ns, const struct ct_settings *set,
@@ -43,7 +43,7 @@ void ct_pending_begin(struct ct_thread *thr, struct ct_ns *ns, const struct ct_s
 	struct ct_proto_ctx ctx;
 	struct ct_proto_out out;
 	struct ct_conn *c;
-	unsigned ext = ct_settings_ext(t, set);
+	unsigned ext = ct_settings_ext_l4(t, set, pkt->tuple.l4);
 	size_t size = ct_conn_obj_size(k->tk.key->l3, proto->priv_size, ext);
 
 	if (!p) {

@@ -25,7 +25,7 @@
 
 /* The largest scratch entry: core, the largest private area, every
  * extension but NAT, an IPv6 key's tail. */
-#define CT_PENDING_OBJ (40 + 64 + 64 + 24)
+#define CT_PENDING_OBJ (40 + 64 + 72 + 24)
 
 /* Entries the "taken?" callback may remove during one setup (reaped as
  * expired, or evicted from TIME_WAIT): done after the setup, when no

@@ -1,8 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# test_bad_input.sh CTRACK PCAPS_DIR - hostile and broken input to `ctrack
-# read`, beyond test_cli_errors.sh: every deliberately broken capture of the
-# corpus, files crafted with absurd record and block lengths
+# test_bad_input.sh CTRACK PCAPS_DIR CAPTURES_DIR - hostile and broken input
+# to `ctrack read`, beyond test_cli_errors.sh: every deliberately broken
+# capture of the corpus (../shared/pcaps; those cases SKIP where it is
+# absent) and of the project's own (tests/captures/crafted), files crafted
+# with absurd record and block lengths
 # (craft_captures.py), gzip streams cut short or corrupt, pipes written in
 # pieces or abandoned mid-record, a file that grows or is truncated while
 # being read, an output that cannot be written, and bad --set values.
@@ -16,6 +18,8 @@
 set -u
 CT=$1
 PCAPS=$2
+CAPTURES=$3
+OWN=$CAPTURES/crafted
 here=$(dirname "$0")
 . "$here/tap.sh"
 tmp=$(mktemp -d)
@@ -64,25 +68,47 @@ run_listed() {
 }
 
 # --- the corpus' deliberately broken captures (pcaps/SOURCES.md) ---
-ok_if "fuzz-2021-10-13 (ends mid-record): exit 3, says where" \
+shared_ok_if "fuzz-2021-10-13 (ends mid-record): exit 3, says where" \
 	run 3 "record 2 (byte offset 237)" read --stats "$PCAPS/ndpi__fuzz-2021-10-13.pcap"
 # (its packets carry offloaded checksums: checked, they would all be INVALID)
-ok_if "tls_DER-incomplete-header (4 MB record): exit 3, the 6 packets before it listed" \
+shared_ok_if "tls_DER-incomplete-header (4 MB record): exit 3, the 6 packets before it listed" \
 	sh -c '"$1" read --set nf_conntrack_checksum=0 "$2" >"$3/out" 2>"$3/err"; [ $? -eq 3 ] &&
 	       grep -q "record 7" "$3/err" && grep -q "^tcp" "$3/out"' \
 	sh "$CT" "$PCAPS/suricata__tls_DER-incomplete-header.pcap" "$tmp"
-ok_if "ipv4_invalid_hdr_length: exit 0, the packet is INVALID by its reason" \
+shared_ok_if "ipv4_invalid_hdr_length: exit 0, the packet is INVALID by its reason" \
 	sh -c '"$1" read --stats --no-table "$2" >"$3/out" 2>"$3/err" && grep -q "ip_bad_hdr_len=1" "$3/out"' \
 	sh "$CT" "$PCAPS/tcpdump__ipv4_invalid_hdr_length.pcap" "$tmp"
-ok_if "ipv6_invalid_length: exit 0, the packet is INVALID (truncated)" \
+shared_ok_if "ipv6_invalid_length: exit 0, the packet is INVALID (truncated)" \
 	sh -c '"$1" read --stats --no-table "$2" >"$3/out" 2>"$3/err" && grep -q "invalid=1" "$3/out"' \
 	sh "$CT" "$PCAPS/tcpdump__ipv6_invalid_length.pcap" "$tmp"
 for f in ndpi__badpackets.pcap ndpi__ip_fragmented_garbage.pcap suricata__frag-22.pcap \
 	 zeek__timestamp.pcap zeek__truncated-header.pcap zeek__retransmit-fast009.pcap \
 	 ndpi__gnutella.pcap suricata__denial6-6.pcap; do
-	ok_if "$f (malformed or snaplen-cut packets in a sound file): exit 0, listed, no crash" \
+	shared_ok_if "$f (malformed or snaplen-cut packets in a sound file): exit 0, listed, no crash" \
 		sh -c '"$1" read --stats "$2" >"$3/out" 2>"$3/err" && grep -q "^entries=" "$3/out" &&
 		       ! grep -Eq "runtime error|AddressSanitizer" "$3/err"' sh "$CT" "$PCAPS/$f" "$tmp"
+done
+
+# --- the project's own broken captures (tests/captures/craft.py) ---
+ok_if "own: file-cut-record-header (ends mid-record): exit 3, says where" \
+	run 3 "record 2 (byte offset 100)" read --stats "$OWN/file-cut-record-header.pcap"
+# (the client sent SYN, ACK, data, ACK; the server SYN/ACK and data)
+ok_if "own: file-record-4mb (4 MB record): exit 3, the 6 packets before it listed" \
+	sh -c '"$1" read "$2" >"$3/out" 2>"$3/err"; [ $? -eq 3 ] &&
+	       grep -q "record 7" "$3/err" && grep -q "^tcp .* packets=4 .* packets=2 " "$3/out"' \
+	sh "$CT" "$OWN/file-record-4mb.pcap" "$tmp"
+ok_if "own: ip4-ihl4: exit 0, the packet is INVALID by its reason" \
+	sh -c '"$1" read --stats --no-table "$2" >"$3/out" 2>"$3/err" && grep -q "ip_bad_hdr_len=1" "$3/out"' \
+	sh "$CT" "$OWN/ip4-ihl4.pcap" "$tmp"
+ok_if "own: ip6-cut-header: exit 0, the packet is INVALID (truncated)" \
+	sh -c '"$1" read --stats --no-table "$2" >"$3/out" 2>"$3/err" && grep -q "invalid=1" "$3/out" &&
+	       grep -q "ip_truncated=1" "$3/out"' sh "$CT" "$OWN/ip6-cut-header.pcap" "$tmp"
+for f in ip-total-len-beyond-frame.pcap frag-af-spray.pcap frag-overlap.pcap frag-ip6-first.pcap \
+	 tcp-snaplen-cut.pcap tcp-out-of-window.pcap link-short-frames.pcap link-mpls.pcap \
+	 ip6-jumbo.pcap.gz ng-mixed-links.pcapng; do
+	ok_if "own: $f (malformed or snaplen-cut packets in a sound file): exit 0, listed, no crash" \
+		sh -c '"$1" read --stats "$2" >"$3/out" 2>"$3/err" && grep -q "^entries=" "$3/out" &&
+		       ! grep -Eq "runtime error|AddressSanitizer" "$3/err"' sh "$CT" "$OWN/$f" "$tmp"
 done
 
 # --- classic pcap with absurd record lengths and headers ---
@@ -182,31 +208,44 @@ wait
 ok_if "a pipe abandoned mid-record: exit 3, what was read listed" \
 	sh -c '[ "$1" -eq 3 ] && grep -q "cut short" "$2/err" && grep -q "sport=1000 " "$2/out"' sh "$rc" "$tmp"
 
-# A large capture (the 6.8 MB one, inflated), grown or truncated while
-# ctrack reads it.  When ctrack meets the change is up to the scheduler, so
-# either outcome is right - read whole (0) or cut short (3) - but never a
-# crash, a wild read (SIGBUS) or silence about the cut.
-gzip -dc "$PCAPS/zeek__echo-connections.pcap.gz" >"$tmp/big.pcap"
-size=$(wc -c <"$tmp/big.pcap")
-half=$((size / 2 + 7))
-head -c "$half" "$tmp/big.pcap" >"$tmp/grow.pcap"
-"$CT" read --stats "$tmp/grow.pcap" >"$tmp/out" 2>"$tmp/err" &
-pid=$!
-tail -c +"$((half + 1))" "$tmp/big.pcap" >>"$tmp/grow.pcap"
-wait $pid; rc=$?
-ok_if "a file that grows while read: exit 0 or 3 (with where), table printed" \
-	sh -c '{ [ "$1" -eq 0 ] || { [ "$1" -eq 3 ] && grep -q "cut short" "$2/err"; }; } &&
-	       grep -q "^entries=" "$2/out" && ! grep -Eq "runtime error|AddressSanitizer" "$2/err"' \
-	sh "$rc" "$tmp"
-cp "$tmp/big.pcap" "$tmp/shrink.pcap"
-"$CT" read --stats "$tmp/shrink.pcap" >"$tmp/out" 2>"$tmp/err" &
-pid=$!
-truncate -s 1000003 "$tmp/shrink.pcap"
-wait $pid; rc=$?
-ok_if "a file truncated while read: exit 0 or 3 (with where), table printed" \
-	sh -c '{ [ "$1" -eq 0 ] || { [ "$1" -eq 3 ] && grep -q "cut short" "$2/err"; }; } &&
-	       grep -q "^entries=" "$2/out" && ! grep -Eq "runtime error|AddressSanitizer" "$2/err"' \
-	sh "$rc" "$tmp"
+# A large capture, grown or truncated while ctrack reads it: the corpus'
+# 6.8 MB one inflated (where ../shared/pcaps is), and the project's own 2.8 MB
+# one (craft.py --big: 40,000 records).  When ctrack meets the change is up
+# to the scheduler, so either outcome is right - read whole (0) or cut short
+# (3) - but never a crash, a wild read (SIGBUS) or silence about the cut.
+grow_and_shrink() { # grow_and_shrink LABEL BIG_FILE
+	size=$(wc -c <"$2")
+	half=$((size / 2 + 7))
+	head -c "$half" "$2" >"$tmp/grow.pcap"
+	"$CT" read --stats "$tmp/grow.pcap" >"$tmp/out" 2>"$tmp/err" &
+	pid=$!
+	tail -c +"$((half + 1))" "$2" >>"$tmp/grow.pcap"
+	wait $pid; rc=$?
+	ok_if "${1}a file that grows while read: exit 0 or 3 (with where), table printed" \
+		sh -c '{ [ "$1" -eq 0 ] || { [ "$1" -eq 3 ] && grep -q "cut short" "$2/err"; }; } &&
+		       grep -q "^entries=" "$2/out" && ! grep -Eq "runtime error|AddressSanitizer" "$2/err"' \
+		sh "$rc" "$tmp"
+	cp "$2" "$tmp/shrink.pcap"
+	"$CT" read --stats "$tmp/shrink.pcap" >"$tmp/out" 2>"$tmp/err" &
+	pid=$!
+	truncate -s 1000003 "$tmp/shrink.pcap"
+	wait $pid; rc=$?
+	ok_if "${1}a file truncated while read: exit 0 or 3 (with where), table printed" \
+		sh -c '{ [ "$1" -eq 0 ] || { [ "$1" -eq 3 ] && grep -q "cut short" "$2/err"; }; } &&
+		       grep -q "^entries=" "$2/out" && ! grep -Eq "runtime error|AddressSanitizer" "$2/err"' \
+		sh "$rc" "$tmp"
+}
+if [ -d "$PCAPS" ]; then
+	gzip -dc "$PCAPS/zeek__echo-connections.pcap.gz" >"$tmp/big.pcap"
+	grow_and_shrink "" "$tmp/big.pcap"
+else
+	skip_case "a file that grows while read: exit 0 or 3 (with where), table printed" \
+		"no ../shared/pcaps ($PCAPS)"
+	skip_case "a file truncated while read: exit 0 or 3 (with where), table printed" \
+		"no ../shared/pcaps ($PCAPS)"
+fi
+python3 "$CAPTURES/craft.py" --big "$tmp/own-big.pcap"
+grow_and_shrink "own: " "$tmp/own-big.pcap"
 
 # --- output that cannot be written ---
 if [ -w /dev/full ]; then

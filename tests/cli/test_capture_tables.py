@@ -1,10 +1,24 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""test_capture_tables.py CTRACK PCAPS_DIR - exact tables for real captures.
+"""test_capture_tables.py CTRACK PCAPS_DIR CAPTURES_DIR - exact tables for
+real captures.
 
-Each case runs `ctrack read` on one capture of ../shared/pcaps and compares
-the whole listing, line by line, with a table derived by hand from the
-packets as tshark 4.0 decodes them and from nf_conntrack's rules.  The
+Three sets of cases:
+  - ../shared/pcaps (CASES below): `ctrack read` on one capture of the
+    corpus, the whole listing compared line by line with a table derived by
+    hand from the packets as tshark 4.0 decodes them and from nf_conntrack's
+    rules; each case reports SKIP where ../shared/pcaps is absent;
+  - the project's crafted captures (tests/captures/craft.py's TABLES): the
+    listing, counters and events nf_conntrack's rules give for the frames
+    craft.py built, packets and bytes counted by the builder, the rule for
+    each state and timeout written there;
+  - the kernel's own recordings (tests/captures/kernel/NAME): ctrack's table
+    and events against the table and events the router's nf_conntrack had
+    when the traffic was recorded, compared as the kernel oracle compares
+    them (tests/kernel/kd_compare.py): every kernel entry reproduced, no
+    extra one, every event sequence equal.
+
+For the shared cases:  The
 derivation is written next to each case: which packets count in which
 direction (bytes are the IP lengths, `tshark -T fields -e ip.len`), which
 packets the kernel would refuse and why, the final state and the seconds
@@ -17,11 +31,22 @@ SLL with nanosecond timestamps, multi-interface pcapng, IPv6 extension
 headers, ICMP errors, overlapping IPv4 fragments, SCTP, and a capture cut
 inside TCP headers.
 """
+import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 CT, PCAPS = sys.argv[1], sys.argv[2]
+CAPTURES = sys.argv[3] if len(sys.argv) > 3 else os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "captures")
+ROOT = os.path.dirname(os.path.abspath(CAPTURES))
+sys.path.insert(0, CAPTURES)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(CAPTURES)), "kernel"))
+import craft  # noqa: E402
+import kd_compare  # noqa: E402
+import kd_run  # noqa: E402
 
 CASES = []
 
@@ -167,45 +192,105 @@ case("capture cut inside TCP headers", "zeek__truncated-header.pcap", ["--stats"
      stats=["l4_truncated=1", "tcp_invalid_state=1", "invalid=2"])
 
 
-def run(capture, args):
-    path = os.path.join(PCAPS, capture)
+def run(path, args):
     p = subprocess.run([CT, "read"] + args + [path], capture_output=True,
                        text=True, timeout=120)
     return p.returncode, p.stdout, p.stderr
 
 
-def main():
-    n = 0
-    failed = 0
-    for name, capture, args, table, stats, events in CASES:
-        n += 1
-        rc, out, err = run(capture, args)
-        lines = out.splitlines()
-        ev_lines = [l for l in lines if l.startswith("[")]
-        stat_lines = [l for l in lines if l.startswith(("cpu=", "entries=",
-                                                        "invalid_by_reason"))]
-        tab_lines = [l for l in lines if l not in ev_lines and l not in stat_lines]
-        problems = []
-        if rc != 0:
-            problems.append("exit %d: %s" % (rc, err.strip()))
-        if table is not None and tab_lines != table:
-            problems.append("table differs:\n  want %r\n  got  %r" % (table, tab_lines))
-        stat_text = " ".join(stat_lines)
-        for s in stats:
-            if (" " + s + " ") not in (" " + stat_text + " ").replace(":", ": "):
-                problems.append("stats lack %r in %r" % (s, stat_text))
-        if events is not None and ev_lines != events:
-            problems.append("events differ:\n  want %r\n  got  %r" % (events, ev_lines))
-        if problems:
-            failed += 1
-            print("not ok %d - %s (%s)" % (n, name, capture))
+def check_listing(path, args, table, stats, events):
+    """Problems of `ctrack read ARGS PATH` against a table, counters, events."""
+    rc, out, err = run(path, args)
+    lines = out.splitlines()
+    ev_lines = [l for l in lines if l.startswith("[")]
+    stat_lines = [l for l in lines if l.startswith(("cpu=", "entries=",
+                                                    "invalid_by_reason"))]
+    tab_lines = [l for l in lines if l not in ev_lines and l not in stat_lines]
+    problems = []
+    if rc != 0:
+        problems.append("exit %d: %s" % (rc, err.strip()))
+    if table is not None and tab_lines != table:
+        problems.append("table differs:\n  want %r\n  got  %r" % (table, tab_lines))
+    stat_text = " ".join(stat_lines)
+    for s in stats:
+        if (" " + s + " ") not in (" " + stat_text + " ").replace(":", ": "):
+            problems.append("stats lack %r in %r" % (s, stat_text))
+    if events is not None and ev_lines != events:
+        problems.append("events differ:\n  want %r\n  got  %r" % (events, ev_lines))
+    return problems
+
+
+def check_recording(d):
+    """ctrack on a kernel recording against the kernel's table and events."""
+    tmp = tempfile.mkdtemp(prefix="ctrack-rec-")
+    try:
+        for f in os.listdir(d):
+            shutil.copy(os.path.join(d, f), tmp)
+        res = kd_run.KernelResult(os.path.basename(d), tmp)
+        with open(os.path.join(tmp, "run.json")) as f:
+            rj = json.load(f)
+        res.t_dump, res.nft = rj["t_dump"], rj["nft"]
+        res.capture_stats, res.event_stats = rj["capture"], rj["events"]
+        pk = kd_run.load_kernel_side(res)
+        problems = list(res.problems)
+        problems += kd_compare.check_counters(res, pk)[0]
+        table, events, err = kd_compare.run_ctrack(CT, res)
+        if err:
+            return problems + [err], None
+        diff = kd_compare.compare(res, table, events, kd_compare.first_packets(pk))
+        if not diff.ok():
+            problems += [diff.figures()] + diff.lines[:8]
+        return problems, diff
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+class Tap:
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def result(self, problems, name, skip=None):
+        self.n += 1
+        if skip:
+            print("ok %d - %s # SKIP %s" % (self.n, name, skip))
+        elif problems:
+            self.failed += 1
+            print("not ok %d - %s" % (self.n, name))
             for p in problems:
-                for l in p.splitlines():
+                for l in str(p).splitlines():
                     print("# " + l)
         else:
-            print("ok %d - %s (%s)" % (n, name, capture))
-    print("1..%d" % n)
-    return 1 if failed else 0
+            print("ok %d - %s" % (self.n, name))
+
+
+def main():
+    tap = Tap()
+    shared = os.path.isdir(PCAPS)
+    for name, capture, args, table, stats, events in CASES:
+        if not shared:
+            tap.result([], "%s (%s)" % (name, capture),
+                       skip="no ../shared/pcaps (%s)" % PCAPS)
+            continue
+        tap.result(check_listing(os.path.join(PCAPS, capture), args, table, stats, events),
+                   "%s (%s)" % (name, capture))
+    craft.build()
+    for capture, c in sorted(craft.TABLES.items()):
+        tap.result(check_listing(os.path.join(CAPTURES, "crafted", capture), c["args"],
+                                 c["table"], c.get("stats", ()), c.get("events")),
+                   "%s (crafted/%s)" % (c["why"], capture))
+    kdir = os.path.join(CAPTURES, "kernel")
+    entries = 0
+    for rec in sorted(os.listdir(kdir)):
+        problems, diff = check_recording(os.path.join(kdir, rec))
+        entries += diff.kernel_entries if diff else 0
+        tap.result(problems, "the kernel's table and events (kernel/%s)%s" %
+                   (rec, (": " + diff.figures()) if diff and not problems else ""))
+    # the comparison must have had something to compare
+    tap.result([] if entries >= 30 else ["only %d kernel entries compared" % entries],
+               "%d kernel entries compared over the recordings" % entries)
+    print("1..%d" % tap.n)
+    return 1 if tap.failed else 0
 
 
 if __name__ == "__main__":

@@ -1,11 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# test_cli_errors.sh CTRACK PCAPS_DIR - bad input gets a clear message and
-# the documented exit code (see `ctrack read --help`: 1 usage, 2 unreadable
-# input, 3 damaged input), and never a crash.
+# test_cli_errors.sh CTRACK PCAPS_DIR CAPTURES_DIR - bad input gets a clear
+# message and the documented exit code (see `ctrack read --help`: 1 usage,
+# 2 unreadable input, 3 damaged input), and never a crash.  The damaged
+# files come from ../shared/pcaps (those cases SKIP where it is absent) and
+# from the project's own tests/captures/crafted (craft.py).
 set -u
 CT=$1
 PCAPS=$2
+OWN=$3/crafted
 . "$(dirname "$0")/tap.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -47,13 +50,23 @@ ok_if "directory: message and exit 2" run 2 "is a directory" read "$tmp"
 ok_if "empty file: message and exit 2" run 2 "empty" read "$tmp/empty.pcap"
 printf 'hello, this is not a capture file\n' >"$tmp/text.pcap"
 ok_if "non-capture file: message and exit 2" run 2 "not a capture file" read "$tmp/text.pcap"
-head -c 30 "$PCAPS/zeek__ssh.pcap" >"$tmp/short.pcap"
-ok_if "file cut inside the first record: exit 3 with where" run 3 "cut short" read "$tmp/short.pcap"
+if [ -d "$PCAPS" ]; then
+	head -c 30 "$PCAPS/zeek__ssh.pcap" >"$tmp/short.pcap"
+fi
+shared_ok_if "file cut inside the first record: exit 3 with where" run 3 "cut short" read "$tmp/short.pcap"
 # 239 bytes: a 24-byte header, one whole record, then 2 stray bytes of the
 # next record header (libpcap: "tried to read 16 header bytes, only got 2")
-ok_if "the file that ends mid-record: exit 3, says where" run 3 "record 2 (byte offset 237)" read "$PCAPS/ndpi__fuzz-2021-10-13.pcap"
-ok_if "record claiming 4 MB: exit 3, what was read is listed" run 3 "record 7" read "$PCAPS/suricata__tls_DER-incomplete-header.pcap"
-ok_if "a missing file among good ones: exit 2, others still read" run 2 "nope.pcap" read "$PCAPS/zeek__ssh.pcap" "$tmp/nope.pcap"
+shared_ok_if "the file that ends mid-record: exit 3, says where" run 3 "record 2 (byte offset 237)" read "$PCAPS/ndpi__fuzz-2021-10-13.pcap"
+shared_ok_if "record claiming 4 MB: exit 3, what was read is listed" run 3 "record 7" read "$PCAPS/suricata__tls_DER-incomplete-header.pcap"
+shared_ok_if "a missing file among good ones: exit 2, others still read" run 2 "nope.pcap" read "$PCAPS/zeek__ssh.pcap" "$tmp/nope.pcap"
+# the same over the project's own captures (tests/captures/README.md)
+head -c 30 "$OWN/link-vlan3.pcap" >"$tmp/own-short.pcap"
+ok_if "own: file cut inside the first record: exit 3 with where" run 3 "cut short" read "$tmp/own-short.pcap"
+# 102 bytes: the 24-byte header, a 16-byte record header and a 60-byte
+# frame, then 2 bytes of the next record header (craft.py)
+ok_if "own: the file that ends mid-record: exit 3, says where" run 3 "record 2 (byte offset 100)" read "$OWN/file-cut-record-header.pcap"
+ok_if "own: record claiming 4 MB: exit 3, what was read is listed" sh -c '"$1" read "$2" >"$3/out" 2>"$3/err"; [ $? -eq 3 ] && grep -q "record 7" "$3/err" && [ "$(grep -c "^tcp" "$3/out")" -eq 1 ]' sh "$CT" "$OWN/file-record-4mb.pcap" "$tmp"
+ok_if "own: a missing file among good ones: exit 2, others still read" sh -c '"$1" read "$2" "$3/nope.pcap" >"$3/out" 2>"$3/err"; [ $? -eq 2 ] && grep -q "nope.pcap" "$3/err" && grep -q "sport=40001" "$3/out"' sh "$CT" "$OWN/link-vlan3.pcap" "$tmp"
 ok_if "--help exits 0" run 0 "" read --help
 ok_if "help text documents exit codes" grep -q "Exit status" "$tmp/out"
 finish

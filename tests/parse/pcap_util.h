@@ -1,7 +1,17 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * pcap_util.h - load a capture from the shared corpus into memory for the
- * parser tests (header-only: each test executable includes it once).
+ * pcap_util.h - load a capture into memory for the parser tests
+ * (header-only: each test executable includes it once).
+ *
+ * Two sets of captures: the third-party corpus in ../shared/pcaps
+ * (PCAPS_DIR), which only the project's own checkouts have beside them,
+ * and the project's own in tests/captures (CAPTURES_DIR: crafted/ from
+ * craft.py, kernel/ from record_kernel.py), which every clone has.  A test
+ * program keeps the cases that need the corpus in a group of their own,
+ * run by meson as NAME-shared (tcap_main below); without the corpus each
+ * of those cases is reported skipped, one TAP line each, and the program's
+ * own group still runs over the project's captures.  Include it after
+ * cmocka.h: tcap_main takes cmocka's test arrays.
  *
  * Frames are copied out of libpcap so that a test can parse any of them in
  * any order.  Reading stops quietly at the first error libpcap reports
@@ -17,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include "ctrack/packet.h"
@@ -24,6 +35,13 @@
 #ifndef PCAPS_DIR
 #error "PCAPS_DIR must be defined by the build"
 #endif
+#ifndef CAPTURES_DIR
+#error "CAPTURES_DIR must be defined by the build"
+#endif
+
+/* A crafted capture of the project's own (tests/captures/crafted), as an
+ * absolute path for tcap_load(). */
+#define OWN(name) CAPTURES_DIR "/crafted/" name
 
 struct tframe {
 	uint8_t *data;
@@ -184,5 +202,43 @@ static inline uint32_t tip4(uint8_t a, uint8_t b, uint8_t c, uint8_t d)
 	memcpy(&v, x, 4);
 	return v;
 }
+
+/* Does ../shared/pcaps exist here? */
+static inline bool tcap_have_shared(void)
+{
+	struct stat st;
+
+	return stat(PCAPS_DIR, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/*
+ * main() of a test program with two groups: @own (synthetic frames and the
+ * project's captures) by default, @shared (cases over ../shared/pcaps) when
+ * the first argument is "shared".  Without ../shared/pcaps each case of
+ * @shared is reported as skipped, naming what it needs, in cmocka's TAP
+ * numbering (cmocka's own skip() would print "not ok ... # SKIP", which
+ * TAP readers count as a failure).
+ */
+static inline int tcap_main(int argc, char **argv,
+			    const struct CMUnitTest *own, size_t n_own,
+			    const struct CMUnitTest *shared, size_t n_shared)
+{
+	if (argc > 1 && strcmp(argv[1], "shared") == 0) {
+		if (!tcap_have_shared()) {
+			printf("1..%zu\n", n_shared);
+			for (size_t i = 0; i < n_shared; i++)
+				printf("ok %zu - %s # SKIP no ../shared/pcaps (%s)\n",
+				       i + 1, shared[i].name, PCAPS_DIR);
+			return 0;
+		}
+		return _cmocka_run_group_tests("shared", shared, n_shared,
+					       NULL, NULL);
+	}
+	return _cmocka_run_group_tests("own", own, n_own, NULL, NULL);
+}
+
+#define TCAP_MAIN(own, shared)                                              \
+	tcap_main(argc, argv, own, sizeof(own) / sizeof((own)[0]), shared,  \
+		  sizeof(shared) / sizeof((shared)[0]))
 
 #endif /* CT_TEST_PCAP_UTIL_H */

@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * test_checksum.c - ct_packet_l4_csum_ok() against tshark's verdicts on
- * real captures, plus the places where the kernel's nf_conntrack checksum
- * rules (which ctrack follows) differ from the RFCs tshark follows.
+ * real captures (../shared/pcaps: the "shared" group) and on the project's
+ * crafted ones (tests/captures/crafted: the default group; craft.py knows
+ * which checksums it spoiled, tshark agrees, check_captures.py), plus the
+ * places where the kernel's nf_conntrack checksum rules (which ctrack
+ * follows) differ from the RFCs tshark follows.
  *
  * tshark counts below come from:
  *   tshark -r FILE -o tcp.check_checksum:TRUE -o udp.check_checksum:TRUE
@@ -189,6 +192,123 @@ static void test_source_routed_packets_use_current_destination(void **state)
 		assert_true(ct_packet_l4_csum_ok(&pkt));
 	}
 	assert_int_equal(inet_pton(AF_INET6, "2200::210:2:0:0:4", final), 1);
+	tcap_parse(&tc, 0, &pkt);
+	assert_memory_equal(pkt.tuple.dst.ip6, final, 16);
+	tcap_free(&tc);
+}
+
+/* ---- the project's own captures (craft.py) ---- */
+
+/*
+ * checksums.pcap: 30 packets of TCP, UDP (one without a checksum), ICMP,
+ * IPv6 UDP, ICMPv6 echo and an ICMPv6 error, of which craft.py spoiled 8
+ * (tshark's count of status 0, check_captures.py); ng-two-interfaces:
+ * one bad UDP checksum (the other two bad ones are IPv4 header checksums);
+ * the rest were all built good.
+ */
+static void test_own_bad_checksum_counts_match_the_generator(void **state)
+{
+	static const struct { const char *file; unsigned bad; } cases[] = {
+		{ OWN("checksums.pcap"), 8 },
+		{ OWN("ng-two-interfaces.pcapng"), 1 },
+		{ OWN("link-vlan3.pcap"), 0 },
+		{ OWN("icmp-errors.pcap"), 0 },
+		{ OWN("link-nflog.pcap"), 0 },
+		{ OWN("ip6-ext-chains.pcap"), 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		unsigned bad = count_bad(cases[i].file, NULL);
+
+		if (bad != cases[i].bad)
+			fail_msg("%s: %u bad checksums, craft.py and tshark say %u",
+				 cases[i].file, bad, cases[i].bad);
+	}
+}
+
+/* sctp-association.pcap: 68 packets with good CRC-32C; sctp-adler32-be:
+ * 4 packets with RFC 2960's Adler-32, bad as CRC-32C. */
+static void test_own_sctp_crc32c(void **state)
+{
+	unsigned n;
+
+	(void)state;
+	assert_int_equal(count_bad(OWN("sctp-association.pcap"), &n), 0);
+	assert_int_equal(n, 68);
+	assert_int_equal(count_bad(OWN("sctp-adler32-be.pcap"), &n), 4);
+	assert_int_equal(n, 4);
+}
+
+/*
+ * checksums.pcap frame 4: TCP with 21 bytes of data; 14: UDP; 21: ICMP
+ * echo; 30: ICMPv6 destination unreachable; sctp-association frame 1:
+ * INIT.  All good as built.
+ */
+static void test_own_one_flipped_byte_is_caught(void **state)
+{
+	(void)state;
+	flip_and_check(OWN("checksums.pcap"), 3, 6);
+	flip_and_check(OWN("checksums.pcap"), 13, 17);
+	flip_and_check(OWN("checksums.pcap"), 20, 1);
+	flip_and_check(OWN("checksums.pcap"), 29, 58);
+	flip_and_check(OWN("sctp-association.pcap"), 0, 132);
+}
+
+/*
+ * tcp-payload-cut.pcap, snapshot length 60: 11 segments, 4 of them cut
+ * (tshark: frame.len > frame.cap_len), 7 whole with good checksums.  The
+ * cut ones cannot be checked and pass.
+ */
+static void test_own_cut_payloads_cannot_be_checked_and_pass(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+	unsigned truncated = 0, whole = 0;
+
+	(void)state;
+	load(&tc, OWN("tcp-payload-cut.pcap"));
+	for (size_t i = 0; i < tc.n; i++) {
+		assert_int_equal(tcap_parse(&tc, i, &pkt), CT_PKT_TRACKABLE);
+		assert_true(ct_packet_l4_csum_ok(&pkt));
+		if (pkt.truncated)
+			truncated++;
+		else
+			whole++;
+	}
+	assert_int_equal(truncated, 4);
+	assert_int_equal(whole, 7);
+	tcap_free(&tc);
+}
+
+/*
+ * ip6-routing.pcap: the senders summed over the final destination
+ * 2001:db8:ffff::4 (RFC 8200 8.1: tshark says "correct"); nf_ip6_checksum
+ * uses the header's destination (the first hop): wrong, until the final
+ * address is written into the header.
+ */
+static void test_own_source_routed_packets_use_current_destination(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+	uint8_t final[16];
+
+	(void)state;
+	load(&tc, OWN("ip6-routing.pcap"));
+	assert_int_equal(tc.n, 4);
+	for (size_t i = 0; i < tc.n; i++) {
+		uint8_t *ip;
+		unsigned naddr;
+
+		assert_int_equal(tcap_parse(&tc, i, &pkt), CT_PKT_TRACKABLE);
+		assert_false(ct_packet_l4_csum_ok(&pkt));
+		ip = (uint8_t *)pkt.l3;
+		naddr = ip[41] / 2;
+		memcpy(ip + 24, ip + 48 + 16 * (naddr - 1), 16);
+		assert_int_equal(tcap_parse(&tc, i, &pkt), CT_PKT_TRACKABLE);
+		assert_true(ct_packet_l4_csum_ok(&pkt));
+	}
+	assert_int_equal(inet_pton(AF_INET6, "2001:db8:ffff::4", final), 1);
 	tcap_parse(&tc, 0, &pkt);
 	assert_memory_equal(pkt.tuple.dst.ip6, final, 16);
 	tcap_free(&tc);
@@ -394,19 +514,26 @@ static void test_fast_sum_matches_the_plain_sum_at_every_length(void **state)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	const struct CMUnitTest tests[] = {
+	const struct CMUnitTest shared[] = {
 		cmocka_unit_test(test_bad_checksum_counts_match_tshark),
 		cmocka_unit_test(test_sctp_crc32c),
 		cmocka_unit_test(test_one_flipped_byte_is_caught),
 		cmocka_unit_test(test_cut_payloads_cannot_be_checked_and_pass),
 		cmocka_unit_test(test_source_routed_packets_use_current_destination),
+	};
+	const struct CMUnitTest own[] = {
+		cmocka_unit_test(test_own_bad_checksum_counts_match_the_generator),
+		cmocka_unit_test(test_own_sctp_crc32c),
+		cmocka_unit_test(test_own_one_flipped_byte_is_caught),
+		cmocka_unit_test(test_own_cut_payloads_cannot_be_checked_and_pass),
+		cmocka_unit_test(test_own_source_routed_packets_use_current_destination),
 		cmocka_unit_test(test_udp_zero_checksum_is_not_checked_in_either_family),
 		cmocka_unit_test(test_udplite_is_checked_as_udplite_error_does),
 		cmocka_unit_test(test_what_conntrack_does_not_check_passes),
 		cmocka_unit_test(test_fast_sum_matches_the_plain_sum_at_every_length),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return TCAP_MAIN(own, shared);
 }

@@ -4,7 +4,10 @@
  *
  * Captures: the datagrams tshark reassembles (counts and lengths quoted
  * from tshark next to each test) must come out whole, with the lengths
- * conntrack would count.  Synthetic fragments: the kernel rules each test
+ * conntrack would count - in ../shared/pcaps (the "shared" group) and in
+ * the project's crafted captures (tests/captures/crafted, the default
+ * group; lengths and counts as craft.py cut the datagrams, tshark
+ * reassembles them the same, check_captures.py).  Synthetic fragments: the kernel rules each test
  * names (inet_frag_queue_insert overlaps and duplicates, ip_frag_queue /
  * nf_ct_frag6_queue end checks, ip_frag_ecn_table, keys, timeouts,
  * memory limit).
@@ -235,20 +238,11 @@ static void test_address_family_confusion_spray(void **state)
 	tcap_free(&tc);
 }
 
-/* Hostile captures: nothing crashes, every result is a sane packet. */
-static void test_hostile_fragment_captures_do_not_break_it(void **state)
+/* Every fragment of @files through one reassembler each: nothing
+ * crashes, every result is a sane packet, every fragment is counted. */
+static void check_fragment_files(const char *const *files, size_t n_files)
 {
-	static const char *const files[] = {
-		"ndpi__ip_fragmented_garbage.pcap",
-		"suricata__frag-22.pcap",
-		"suricata__denial6-6.pcap",
-		"zeek__fragmented-4.pcap",
-		"ndpi__dns_fragmented.pcap",
-		"zeek__gtp1_gn_normal_incl_fragmentation.pcap",
-	};
-
-	(void)state;
-	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+	for (size_t f = 0; f < n_files; f++) {
 		struct tcap tc;
 		struct ct_defrag *d = ct_defrag_create(64 * 1024, 0);
 		struct ct_defrag_stats st;
@@ -274,6 +268,195 @@ static void test_hostile_fragment_captures_do_not_break_it(void **state)
 		ct_defrag_destroy(d);
 		tcap_free(&tc);
 	}
+}
+
+/* Hostile captures: nothing crashes, every result is a sane packet. */
+static void test_hostile_fragment_captures_do_not_break_it(void **state)
+{
+	static const char *const files[] = {
+		"ndpi__ip_fragmented_garbage.pcap",
+		"suricata__frag-22.pcap",
+		"suricata__denial6-6.pcap",
+		"zeek__fragmented-4.pcap",
+		"ndpi__dns_fragmented.pcap",
+		"zeek__gtp1_gn_normal_incl_fragmentation.pcap",
+	};
+
+	(void)state;
+	check_fragment_files(files, sizeof(files) / sizeof(files[0]));
+}
+
+/* ---- the project's own captures (craft.py) ---- */
+
+/*
+ * frag-datagrams.pcap: UDP answers from 192.0.2.53:53 / 2001:db8::53:53,
+ * each after its query; the reassembled datagrams complete at frames (UDP
+ * length; tshark -Y 'ip.reassembled.length || ipv6.reassembled.length'):
+ *    3  IPv4 1710 -> 56680  (2 fragments, in order)
+ *    6  IPv6 1509 -> 46433  (2, in order)
+ *    9  IPv6 1498 -> 63369  (2, reversed)
+ *   13  IPv4 1498 -> 59464  (3, order 2 3 1)
+ *   18  IPv4 1710 -> 59330  (interleaved with the next)
+ *   19  IPv6 1738 -> 55729  (behind a hop-by-hop header)
+ *   23  IPv4 1738 -> 51791  (the first fragment sent twice)
+ * 16 fragments in all; conntrack counts the datagram: + 20 (IPv4) or + 40
+ * (+ 8 for the hop-by-hop header; the fragment header is gone).
+ */
+static void test_own_answers_reassemble_to_their_lengths(void **state)
+{
+	static const struct {
+		size_t frame; uint8_t l3; uint32_t len; uint16_t hdr, dport;
+	} want[7] = {
+		{ 3, CT_L3_IPV4, 20 + 1710, 20, 56680 },
+		{ 6, CT_L3_IPV6, 40 + 1509, 40, 46433 },
+		{ 9, CT_L3_IPV6, 40 + 1498, 40, 63369 },
+		{ 13, CT_L3_IPV4, 20 + 1498, 20, 59464 },
+		{ 18, CT_L3_IPV4, 20 + 1710, 20, 59330 },
+		{ 19, CT_L3_IPV6, 48 + 1738, 48, 55729 },
+		{ 23, CT_L3_IPV4, 20 + 1738, 20, 51791 },
+	};
+	struct result *res = calloc(16, sizeof(*res));
+	struct ct_defrag_stats st;
+	uint8_t a6[16];
+
+	(void)state;
+	assert_int_equal(run_capture(OWN("frag-datagrams.pcap"), res, 16, &st), 7);
+	assert_int_equal(inet_pton(AF_INET6, "2001:db8::53", a6), 1);
+	for (int i = 0; i < 7; i++) {
+		const struct ct_packet *p = &res[i].pkt;
+
+		assert_int_equal(res[i].frame + 1, want[i].frame);
+		assert_int_equal(p->kind, CT_PKT_TRACKABLE);
+		assert_false(p->is_fragment);
+		assert_int_equal(p->tuple.l3, want[i].l3);
+		assert_int_equal(p->tuple.l4, 17);
+		assert_int_equal(p->l3_len, want[i].len);
+		assert_int_equal(p->l3_hdr_len, want[i].hdr);
+		assert_int_equal(p->tuple.sport, 53);
+		assert_int_equal(p->tuple.dport, want[i].dport);
+		if (want[i].l3 == CT_L3_IPV4) {
+			assert_int_equal(p->tuple.src.ip4, tip4(192, 0, 2, 53));
+		} else {
+			assert_memory_equal(p->tuple.src.ip6, a6, 16);
+			/* the fragment header is gone: the header in front
+			 * of it now names UDP */
+			assert_int_equal(res[i].copy[want[i].hdr == 48 ? 40 : 6], 17);
+		}
+	}
+	assert_int_equal(st.fragments, 16);
+	assert_int_equal(st.reassembled, 7);
+	assert_int_equal(st.overlaps + st.timeouts + st.bad + st.evicted, 0);
+	free(res);
+}
+
+/* The same datagrams pass the UDP checksum craft.py computed over them
+ * whole (so every byte landed where it belongs). */
+static void test_own_reassembled_datagrams_have_good_udp_checksums(void **state)
+{
+	struct tcap tc;
+	struct ct_defrag *d = ct_defrag_create(0, 0);
+	unsigned good = 0;
+
+	(void)state;
+	load(&tc, OWN("frag-datagrams.pcap"));
+	for (size_t i = 0; i < tc.n; i++) {
+		struct ct_packet pkt, out;
+
+		if (tcap_parse(&tc, i, &pkt) == CT_PKT_FRAGMENT &&
+		    ct_defrag_feed(d, &pkt, pkt.ts, &out) == 1) {
+			assert_false(out.truncated);
+			assert_true(ct_packet_l4_csum_ok(&out));
+			good++;
+		}
+	}
+	assert_int_equal(good, 7);
+	ct_defrag_destroy(d);
+	tcap_free(&tc);
+}
+
+/*
+ * tshark reassembles 7 datagrams in frag-datagrams.pcap and 256 in
+ * frag-af-spray.pcap, 8 of these with a multicast IPv6 source, whose
+ * fragments ip6_rcv_core drops: 248.
+ */
+static void test_own_reassembly_counts_match_tshark(void **state)
+{
+	(void)state;
+	assert_int_equal(run_capture(OWN("frag-datagrams.pcap"), NULL, 0, NULL), 7);
+	assert_int_equal(run_capture(OWN("frag-af-spray.pcap"), NULL, 0, NULL),
+			 256 - 8);
+}
+
+/*
+ * frag-overlap.pcap (id 0 throughout; tshark -o ip.defragment:FALSE):
+ *   2: MF off 0 len 44  -> bytes [0, 24)
+ *   3: MF off 6 len 44  -> [48, 72)
+ *   4:    off 9 len 37  -> [72, 89), last; it joins 3's run: [48, 89)
+ *   5: MF off 3 len 68  -> [24, 72): overlaps the run [48, 89) without
+ *      lying inside it: Linux drops the whole datagram;
+ *   6: MF off 3 len 44  -> [24, 48), the hole: it would complete the
+ *      datagram had its queue survived; it starts a new one instead.
+ */
+static void test_own_overlapping_fragment_drops_the_datagram(void **state)
+{
+	struct ct_defrag_stats st;
+
+	(void)state;
+	assert_int_equal(run_capture(OWN("frag-overlap.pcap"), NULL, 0, &st), 0);
+	assert_int_equal(st.fragments, 5);
+	assert_int_equal(st.overlaps, 1);
+	assert_int_equal(st.reassembled, 0);
+}
+
+/*
+ * frag-af-spray.pcap: 128 IPv4 datagrams of protocol 44 and 128 IPv6 ones
+ * with the same ids, two fragments each; the IPv6 ones claim a UDP length
+ * of 22873 in 16 bytes (udp_error), 8 of them from a multicast source.
+ */
+static void test_own_address_family_confusion_spray(void **state)
+{
+	struct tcap tc;
+	struct ct_defrag *d = ct_defrag_create(0, 0);
+	unsigned v4 = 0, v6_bad_len = 0;
+
+	(void)state;
+	load(&tc, OWN("frag-af-spray.pcap"));
+	assert_int_equal(tc.n, 512);
+	for (size_t i = 0; i < tc.n; i++) {
+		struct ct_packet pkt, out;
+
+		if (tcap_parse(&tc, i, &pkt) != CT_PKT_FRAGMENT ||
+		    ct_defrag_feed(d, &pkt, pkt.ts, &out) != 1)
+			continue;
+		if (out.tuple.l3 == CT_L3_IPV4) {
+			assert_int_equal(out.kind, CT_PKT_TRACKABLE);
+			assert_int_equal(out.tuple.l4, 44);
+			v4++;
+		} else {
+			assert_int_equal(out.kind, CT_PKT_INVALID);
+			assert_int_equal(out.reason, CT_PR_UDP_BAD_LEN);
+			v6_bad_len++;
+		}
+	}
+	assert_int_equal(v4, 128);
+	assert_int_equal(v6_bad_len, 128 - 8);
+	ct_defrag_destroy(d);
+	tcap_free(&tc);
+}
+
+/* The project's fragment captures: nothing breaks, every result sane. */
+static void test_own_fragment_captures_do_not_break_it(void **state)
+{
+	static const char *const files[] = {
+		OWN("frag-af-spray.pcap"), OWN("frag-overlap.pcap"),
+		OWN("frag-datagrams.pcap"), OWN("frag-ip6-first.pcap"),
+		OWN("ip-total-len-beyond-frame.pcap"),
+		CAPTURES_DIR "/kernel/udp_fragments/capture.pcap",
+		CAPTURES_DIR "/kernel/mtu_small/capture.pcap",
+	};
+
+	(void)state;
+	check_fragment_files(files, sizeof(files) / sizeof(files[0]));
 }
 
 /* ---- synthetic fragments ---- */
@@ -821,15 +1004,23 @@ static void test_packets_that_are_not_fragments_are_refused(void **state)
 	ct_defrag_destroy(NULL);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	const struct CMUnitTest tests[] = {
+	const struct CMUnitTest shared[] = {
 		cmocka_unit_test(test_dns_responses_reassemble_to_tshark_lengths),
 		cmocka_unit_test(test_reassembled_datagrams_have_good_udp_checksums),
 		cmocka_unit_test(test_reassembly_counts_match_tshark),
 		cmocka_unit_test(test_overlapping_fragment_drops_the_datagram),
 		cmocka_unit_test(test_address_family_confusion_spray),
 		cmocka_unit_test(test_hostile_fragment_captures_do_not_break_it),
+	};
+	const struct CMUnitTest own[] = {
+		cmocka_unit_test(test_own_answers_reassemble_to_their_lengths),
+		cmocka_unit_test(test_own_reassembled_datagrams_have_good_udp_checksums),
+		cmocka_unit_test(test_own_reassembly_counts_match_tshark),
+		cmocka_unit_test(test_own_overlapping_fragment_drops_the_datagram),
+		cmocka_unit_test(test_own_address_family_confusion_spray),
+		cmocka_unit_test(test_own_fragment_captures_do_not_break_it),
 		cmocka_unit_test(test_in_order_and_reverse_order_give_the_same_datagram),
 		cmocka_unit_test(test_duplicate_fragment_is_dropped_alone),
 		cmocka_unit_test(test_partial_overlap_drops_the_datagram),
@@ -846,5 +1037,5 @@ int main(void)
 		cmocka_unit_test(test_packets_that_are_not_fragments_are_refused),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return TCAP_MAIN(own, shared);
 }

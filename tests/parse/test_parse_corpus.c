@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * test_parse_corpus.c - every capture in ../shared/pcaps through
+ * test_parse_corpus.c - every capture in ../shared/pcaps (the "shared"
+ * group) and every one of the project's own (tests/captures: crafted/ and
+ * the kernel recordings in kernel/; the default group) through
  * ct_parse_frame(), ct_packet_l4_csum_ok() and ct_defrag: nothing may
  * crash (run it under ASan/UBSan), and every result must keep the
  * parser's promises: pointers inside the frame, captured lengths within
@@ -179,13 +181,119 @@ static void test_reading_stops_at_a_broken_record(void **state)
 	tcap_free(&tc);
 }
 
-int main(void)
+/* ---- the project's own captures ---- */
+
+/* Every capture in @dir (a path), through run_file; returns how many. */
+static unsigned run_dir(const char *dir, struct totals *t)
 {
-	const struct CMUnitTest tests[] = {
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	unsigned n = 0;
+	char path[4096];
+
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL) {
+		if (!is_capture(e->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		run_file(path, t);
+		n++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * crafted/ and every kernel recording (kernel/NAME/capture.pcap): the
+ * crafted files hold every link type and damage craft.py knows, the
+ * recordings the kernel's own traffic (fragments among it).
+ */
+static void test_own_every_capture_parses_without_breaking_a_promise(void **state)
+{
+	struct totals t = { 0 };
+	DIR *d = opendir(CAPTURES_DIR "/kernel");
+	struct dirent *e;
+	unsigned crafted, recordings = 0;
+	char path[4096];
+
+	(void)state;
+	crafted = run_dir(CAPTURES_DIR "/crafted", &t);
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/kernel/%s/capture.pcap",
+			 CAPTURES_DIR, e->d_name);
+		run_file(path, &t);
+		recordings++;
+	}
+	closedir(d);
+	print_message("# %u crafted captures, %u kernel recordings: %u frames, "
+		      "%u trackable, %u reassembled\n", crafted, recordings,
+		      t.frames, t.trackable, t.reassembled);
+	/* tests/captures/README.md lists them */
+	assert_true(crafted >= 38);
+	assert_true(recordings >= 16);
+	assert_true(t.frames > 5000);
+	assert_true(t.trackable > t.frames / 2);
+	assert_true(t.reassembled > 0);
+}
+
+/* file-gzip.pcap.gz: 2000 TCP segments over Ethernet (craft.py; tshark
+ * reads 2000 with -Y tcp). */
+static void test_own_gzipped_capture_is_read_through_zlib(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+	unsigned tcp = 0;
+
+	(void)state;
+	assert_true(tcap_load(&tc, OWN("file-gzip.pcap.gz")));
+	assert_int_equal(tc.n, 2000);
+	assert_false(tc.read_error);
+	for (size_t i = 0; i < tc.n; i++)
+		if (tcap_parse(&tc, i, &pkt) == CT_PKT_TRACKABLE &&
+		    pkt.tuple.l4 == 6)
+			tcp++;
+	assert_int_equal(tcp, 2000);
+	tcap_free(&tc);
+}
+
+/*
+ * file-record-4mb.pcap: six TCP segments, then a record claiming 4,000,000
+ * bytes (libpcap and tshark refuse it); file-cut-record-header.pcap: one
+ * record, then 2 bytes of the next record's header.
+ */
+static void test_own_reading_stops_at_a_broken_record(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+
+	(void)state;
+	assert_true(tcap_load(&tc, OWN("file-record-4mb.pcap")));
+	assert_int_equal(tc.n, 6);
+	assert_true(tc.read_error);
+	for (size_t i = 0; i < tc.n; i++)
+		assert_int_equal(tcap_parse(&tc, i, &pkt), CT_PKT_TRACKABLE);
+	tcap_free(&tc);
+	assert_true(tcap_load(&tc, OWN("file-cut-record-header.pcap")));
+	assert_int_equal(tc.n, 1);
+	assert_true(tc.read_error);
+	tcap_free(&tc);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest shared[] = {
 		cmocka_unit_test(test_every_capture_parses_without_breaking_a_promise),
 		cmocka_unit_test(test_gzipped_capture_is_read_through_zlib),
 		cmocka_unit_test(test_reading_stops_at_a_broken_record),
 	};
+	const struct CMUnitTest own[] = {
+		cmocka_unit_test(test_own_every_capture_parses_without_breaking_a_promise),
+		cmocka_unit_test(test_own_gzipped_capture_is_read_through_zlib),
+		cmocka_unit_test(test_own_reading_stops_at_a_broken_record),
+	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return TCAP_MAIN(own, shared);
 }

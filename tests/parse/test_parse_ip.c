@@ -2,9 +2,13 @@
 /*
  * test_parse_ip.c - IPv4/IPv6 headers and layer-4 checks.
  *
- * Two kinds of evidence:
- *   - real captures, with expected values taken from tshark 4.0 (the
- *     command is quoted above each test);
+ * Three kinds of evidence:
+ *   - real captures from ../shared/pcaps (the "shared" group), with
+ *     expected values taken from tshark 4.0 (the command is quoted above
+ *     each test);
+ *   - the project's crafted captures (tests/captures/crafted, the default
+ *     group), with the values craft.py built them with, which tshark reads
+ *     back the same (tests/captures/check_captures.py);
  *   - synthetic packets for edges no capture holds, with expected results
  *     taken from the kernel code they mirror (named in each test):
  *     ip_rcv_core / ip6_rcv_core / ip6_parse_tlv before conntrack,
@@ -499,6 +503,380 @@ static void test_gre_versions_and_pptp_call_id(void **state)
 	assert_int_equal(pkt.u.gre.ptype, 0x0800);
 	assert_int_equal(pkt.tuple.sport, 0);
 	assert_int_equal(pkt.tuple.dport, 0);
+	tcap_free(&tc);
+}
+
+/* ================ the project's own captures (craft.py) ================ */
+
+/*
+ * ip6-ext-chains.pcap, 2001:db8::1 -> 2001:db8::2:
+ * 1: destination options (8 bytes) + TCP SYN 36951->80, plen 28;
+ * 2: an atomic fragment (offset 0, M clear) + SYN 59694->80, plen 28;
+ * 3: an atomic fragment + 15 bytes of data from 59694, plen 43;
+ * 4: hop-by-hop (8) + SYN 27393->80; 5: routing (type 0, 8 bytes) + SYN
+ *    45805->80;
+ * 6: hop-by-hop, destination options, routing, an atomic fragment and
+ *    destination options (8 bytes each) + UDP 5000->53 with 12 bytes,
+ *    plen 60;
+ * 7: AH (24 bytes) + UDP 5001->53 with 4 bytes, plen 36.
+ * nf_defrag_ipv6 removes an atomic fragment's header before conntrack
+ * counts the packet: l3_len is 40 + plen - 8 for 2, 3 and 6.
+ */
+static void test_own_ipv6_extension_chains_and_atomic_fragments(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+
+	(void)state;
+	load(&tc, OWN("ip6-ext-chains.pcap"));
+	assert_int_equal(tc.n, 7);
+	for (size_t i = 0; i < tc.n; i++) {
+		assert_int_equal(tcap_parse(&tc, i, &pkt), CT_PKT_TRACKABLE);
+		assert_false(pkt.is_fragment);
+	}
+	tcap_parse(&tc, 0, &pkt);
+	assert_int_equal(pkt.tuple.l4, 6);
+	assert_int_equal(pkt.tuple.sport, 36951);
+	assert_int_equal(pkt.l3_hdr_len, 48);
+	assert_int_equal(pkt.l3_len, 68);
+
+	tcap_parse(&tc, 1, &pkt);
+	assert_int_equal(pkt.tuple.sport, 59694);
+	assert_int_equal(pkt.tuple.dport, 80);
+	assert_int_equal(pkt.l3_hdr_len, 48);
+	assert_int_equal(pkt.l3_len, 40 + 28 - 8);
+	assert_int_equal(pkt.l4_len, 20);
+	assert_int_equal(pkt.frag_offset, 0);
+	assert_false(pkt.frag_more);
+
+	tcap_parse(&tc, 2, &pkt);
+	assert_int_equal(pkt.l3_len, 40 + 43 - 8);
+	assert_int_equal(pkt.payload_len, 15);
+
+	tcap_parse(&tc, 3, &pkt);
+	assert_int_equal(pkt.tuple.sport, 27393);
+	assert_int_equal(pkt.l3_hdr_len, 48);
+	assert_int_equal(pkt.l3_len, 68);
+
+	tcap_parse(&tc, 4, &pkt);
+	assert_int_equal(pkt.tuple.sport, 45805);
+	assert_int_equal(pkt.l3_hdr_len, 48);
+	assert_int_equal(pkt.l3_len, 68);
+
+	tcap_parse(&tc, 5, &pkt);
+	assert_int_equal(pkt.tuple.l4, 17);
+	assert_int_equal(pkt.tuple.sport, 5000);
+	assert_int_equal(pkt.l3_hdr_len, 40 + 5 * 8);
+	assert_int_equal(pkt.l3_len, 40 + 60 - 8);
+	assert_int_equal(pkt.l4_len, 20);
+
+	tcap_parse(&tc, 6, &pkt);
+	assert_int_equal(pkt.tuple.l4, 17);
+	assert_int_equal(pkt.tuple.sport, 5001);
+	assert_int_equal(pkt.l3_hdr_len, 40 + 24);
+	assert_int_equal(pkt.l3_len, 40 + 36);
+	tcap_free(&tc);
+}
+
+/*
+ * ip6-routing.pcap: type 0 routing headers, header destination
+ * 2001:db8:1::1: 1: one hop left (24 bytes) before an ICMPv6 echo of id 0;
+ * 2: two hops left (40 bytes) before an echo; 3, 4: the same before UDP
+ * 5645 -> 5642 with 16 bytes.
+ */
+static void test_own_ipv6_routing_header_is_walked(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+
+	(void)state;
+	load(&tc, OWN("ip6-routing.pcap"));
+	assert_int_equal(tc.n, 4);
+	assert_int_equal(tcap_parse(&tc, 0, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.tuple.l4, 58);
+	assert_int_equal(pkt.l3_hdr_len, 40 + 24);
+	assert_int_equal(pkt.tuple.dport, 128 << 8);
+	assert_int_equal(pkt.tuple.sport, 0);
+	assert_ip6(&pkt.tuple.dst, "2001:db8:1::1");
+	assert_int_equal(tcap_parse(&tc, 1, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.l3_hdr_len, 40 + 40);
+	assert_int_equal(tcap_parse(&tc, 2, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.tuple.l4, 17);
+	assert_int_equal(pkt.tuple.sport, 5645);
+	assert_int_equal(pkt.tuple.dport, 5642);
+	assert_int_equal(pkt.l3_hdr_len, 64);
+	assert_int_equal(tcap_parse(&tc, 3, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.l3_hdr_len, 80);
+	assert_int_equal(pkt.l3_len, 40 + 40 + 24);
+	tcap_free(&tc);
+}
+
+/*
+ * icmp-errors.pcap, each error right after the packet it quotes:
+ *  2: port unreachable 192.0.2.102 -> 192.0.2.1 quoting UDP
+ *     192.0.2.1:53 -> 192.0.2.102:59207 (frame 1);
+ *  4: time exceeded 10.9.9.9 -> 10.0.0.2 quoting UDP 10.0.0.2:30000 ->
+ *     10.0.0.1:13000 (frame 3);
+ *  6: ICMPv6 packet too big 2001:db8::fe -> 2001:db8::beef quoting UDP
+ *     2001:db8::beef:30000 -> 2001:db8::dead:13000 (frame 5);
+ *  8: ICMPv6 port unreachable quoting a hop-by-hop header before UDP
+ *     30001 -> 13001 (frame 7);
+ * 10: fragmentation needed quoting a TCP SYN 192.0.2.1:40000 ->
+ *     203.0.113.5:443 (frame 9).
+ */
+static void test_own_icmp_and_icmpv6_errors_quote_their_tuples(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+	const struct ct_tuple *in = &pkt.u.icmp.inner;
+
+	(void)state;
+	load(&tc, OWN("icmp-errors.pcap"));
+	assert_int_equal(tc.n, 12);
+	assert_int_equal(tcap_parse(&tc, 1, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.tuple.l4, 1);
+	assert_int_equal(pkt.tuple.src.ip4, tip4(192, 0, 2, 102));
+	assert_int_equal(pkt.tuple.dst.ip4, tip4(192, 0, 2, 1));
+	assert_int_equal(pkt.tuple.dport, 3 << 8 | 3);
+	assert_true(pkt.u.icmp.is_error);
+	assert_true(pkt.u.icmp.inner_ok);
+	assert_int_equal(in->l3, CT_L3_IPV4);
+	assert_int_equal(in->l4, 17);
+	assert_int_equal(in->src.ip4, tip4(192, 0, 2, 1));
+	assert_int_equal(in->dst.ip4, tip4(192, 0, 2, 102));
+	assert_int_equal(in->sport, 53);
+	assert_int_equal(in->dport, 59207);
+	assert_int_equal(in->zone, 0);
+
+	assert_int_equal(tcap_parse(&tc, 3, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.u.icmp.type, 11);
+	assert_int_equal(pkt.tuple.src.ip4, tip4(10, 9, 9, 9));
+	assert_true(pkt.u.icmp.inner_ok);
+	assert_int_equal(in->src.ip4, tip4(10, 0, 0, 2));
+	assert_int_equal(in->dst.ip4, tip4(10, 0, 0, 1));
+	assert_int_equal(in->sport, 30000);
+	assert_int_equal(in->dport, 13000);
+
+	assert_int_equal(tcap_parse(&tc, 5, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.tuple.l4, 58);
+	assert_int_equal(pkt.u.icmp.type, 2);
+	assert_true(pkt.u.icmp.is_error);
+	assert_true(pkt.u.icmp.inner_ok);
+	assert_int_equal(in->l3, CT_L3_IPV6);
+	assert_int_equal(in->l4, 17);
+	assert_ip6(&in->src, "2001:db8::beef");
+	assert_ip6(&in->dst, "2001:db8::dead");
+	assert_int_equal(in->sport, 30000);
+	assert_int_equal(in->dport, 13000);
+
+	assert_int_equal(tcap_parse(&tc, 7, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.u.icmp.type, 1);
+	assert_true(pkt.u.icmp.inner_ok);
+	assert_int_equal(in->l4, 17);
+	assert_ip6(&in->src, "2001:db8::beef");
+	assert_int_equal(in->sport, 30001);
+	assert_int_equal(in->dport, 13001);
+
+	assert_int_equal(tcap_parse(&tc, 9, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.tuple.dport, 3 << 8 | 4);
+	assert_true(pkt.u.icmp.inner_ok);
+	assert_int_equal(in->l4, 6);
+	assert_int_equal(in->sport, 40000);
+	assert_int_equal(in->dport, 443);
+	tcap_free(&tc);
+}
+
+/*
+ * ip6-jumbo.pcap.gz: payload length 0, a hop-by-hop jumbo option of 70040
+ * (8 bytes of hop-by-hop, a 32-byte TCP header, 70000 bytes of data),
+ * TCP 41851 -> 43913.
+ */
+static void test_own_ipv6_jumbogram_length_comes_from_hop_by_hop(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+
+	(void)state;
+	load(&tc, OWN("ip6-jumbo.pcap.gz"));
+	assert_int_equal(tc.n, 1);
+	assert_int_equal(tcap_parse(&tc, 0, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.l3_len, 40 + 70040);
+	assert_int_equal(pkt.l3_hdr_len, 48);
+	assert_int_equal(pkt.l4_len, 70032);
+	assert_int_equal(pkt.payload_len, 70000);
+	assert_int_equal(pkt.tuple.sport, 41851);
+	assert_int_equal(pkt.tuple.dport, 43913);
+	assert_false(pkt.truncated);
+	tcap_free(&tc);
+}
+
+/*
+ * ip4-ihl4.pcap: IHL 4 (ip_rcv_core drops IHL < 5); ip6-cut-header.pcap:
+ * 39 bytes after an IPv6 EtherType; ip-total-len-beyond-frame.pcap: 20
+ * IPv4 frames claiming 1500 bytes in 257 and 5 IPv6 ones claiming 1048 in
+ * 186, the wire as short as the capture.
+ */
+static void test_own_broken_ip_headers_and_lengths(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+
+	(void)state;
+	load(&tc, OWN("ip4-ihl4.pcap"));
+	assert_int_equal(tcap_parse(&tc, 0, &pkt), CT_PKT_INVALID);
+	assert_int_equal(pkt.reason, CT_PR_IP_BAD_HDR_LEN);
+	tcap_free(&tc);
+	load(&tc, OWN("ip6-cut-header.pcap"));
+	assert_int_equal(tcap_parse(&tc, 0, &pkt), CT_PKT_INVALID);
+	assert_int_equal(pkt.reason, CT_PR_IP_TRUNCATED);
+	tcap_free(&tc);
+	load(&tc, OWN("ip-total-len-beyond-frame.pcap"));
+	assert_int_equal(tc.n, 25);
+	for (size_t i = 0; i < tc.n; i++) {
+		assert_int_equal(tcap_parse(&tc, i, &pkt), CT_PKT_INVALID);
+		assert_int_equal(pkt.reason, CT_PR_IP_BAD_TOTAL_LEN);
+	}
+	tcap_free(&tc);
+}
+
+/*
+ * tcp-snaplen-cut.pcap, snapshot length 68: frame 1, the SYN, has a
+ * 40-byte TCP header of which 34 bytes were captured: L4_TRUNCATED.  Of
+ * the 12 others, 3 are longer than 68 bytes (cut after their headers:
+ * tracked, truncated) and 9 whole (tshark: frame.len > frame.cap_len for
+ * 4 frames).
+ */
+static void test_own_snaplen_cut_headers_and_payloads(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+	unsigned truncated = 0, whole = 0;
+
+	(void)state;
+	load(&tc, OWN("tcp-snaplen-cut.pcap"));
+	assert_int_equal(tc.n, 13);
+	assert_int_equal(tcap_parse(&tc, 0, &pkt), CT_PKT_INVALID);
+	assert_int_equal(pkt.reason, CT_PR_L4_TRUNCATED);
+	for (size_t i = 1; i < tc.n; i++) {
+		assert_int_equal(tcap_parse(&tc, i, &pkt), CT_PKT_TRACKABLE);
+		if (pkt.truncated) {
+			truncated++;
+			assert_true(pkt.l4_caplen < pkt.l4_len);
+		} else {
+			whole++;
+			assert_int_equal(pkt.l4_caplen, pkt.l4_len);
+		}
+	}
+	assert_int_equal(truncated, 3);
+	assert_int_equal(whole, 9);
+	tcap_free(&tc);
+}
+
+/*
+ * sctp-adler32-be.pcap (big-endian pcap): 1: 198.51.100.43:16384 ->
+ * .44:2944 DATA, tag 0x00016f0a; 2: the SACK back, 0x21441523;
+ * 3: .42:2905 -> .44:2905 HEARTBEAT, 0x00000e50; 4: HEARTBEAT ACK,
+ * 0x0d53e6fe.
+ */
+static void test_own_sctp_big_endian_capture(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+	static const uint32_t vtag[4] = {
+		0x00016f0a, 0x21441523, 0x00000e50, 0x0d53e6fe,
+	};
+	static const uint8_t type[4] = { 0, 3, 4, 5 };
+
+	(void)state;
+	load(&tc, OWN("sctp-adler32-be.pcap"));
+	assert_int_equal(tc.n, 4);
+	for (size_t i = 0; i < 4; i++) {
+		assert_int_equal(tcap_parse(&tc, i, &pkt), CT_PKT_TRACKABLE);
+		assert_int_equal(pkt.tuple.l4, 132);
+		assert_int_equal(pkt.u.sctp.vtag, vtag[i]);
+		assert_int_equal(pkt.u.sctp.first_chunk, type[i]);
+		assert_int_equal(pkt.u.sctp.n_chunks, 1);
+		assert_int_equal(pkt.u.sctp.chunk_map, 1u << type[i]);
+	}
+	tcap_parse(&tc, 0, &pkt);
+	assert_int_equal(pkt.tuple.src.ip4, tip4(198, 51, 100, 43));
+	assert_int_equal(pkt.tuple.sport, 16384);
+	assert_int_equal(pkt.tuple.dport, 2944);
+	tcap_free(&tc);
+}
+
+/*
+ * sctp-association.pcap, 68 packets: 1: INIT, tag 0, initiate tag
+ * 0x43232544; 2: INIT ACK, tag 0x43232544, initiate tag 0x00000eb0;
+ * 3: COOKIE ECHO; 4: COOKIE ACK; 5: DATA; 6: SACK + DATA + DATA; then
+ * SACK + DATA both ways, a HEARTBEAT and its ACK.
+ */
+static void test_own_sctp_association_setup_chunks(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+
+	(void)state;
+	load(&tc, OWN("sctp-association.pcap"));
+	assert_int_equal(tc.n, 68);
+	for (size_t i = 0; i < tc.n; i++)
+		assert_int_equal(tcap_parse(&tc, i, &pkt), CT_PKT_TRACKABLE);
+	tcap_parse(&tc, 0, &pkt);
+	assert_int_equal(pkt.u.sctp.vtag, 0);
+	assert_int_equal(pkt.u.sctp.first_chunk, 1);
+	assert_int_equal(pkt.u.sctp.init_tag, 0x43232544);
+	tcap_parse(&tc, 1, &pkt);
+	assert_int_equal(pkt.u.sctp.vtag, 0x43232544);
+	assert_int_equal(pkt.u.sctp.first_chunk, 2);
+	assert_int_equal(pkt.u.sctp.init_tag, 0x00000eb0);
+	tcap_parse(&tc, 2, &pkt);
+	assert_int_equal(pkt.u.sctp.first_chunk, 10);
+	assert_int_equal(pkt.u.sctp.init_tag, 0);
+	tcap_parse(&tc, 3, &pkt);
+	assert_int_equal(pkt.u.sctp.first_chunk, 11);
+	tcap_parse(&tc, 5, &pkt);
+	assert_int_equal(pkt.u.sctp.first_chunk, 3);
+	assert_int_equal(pkt.u.sctp.n_chunks, 3);
+	assert_int_equal(pkt.u.sctp.chunk_map, (1u << 3) | (1u << 0));
+	tcap_parse(&tc, 66, &pkt);
+	assert_int_equal(pkt.u.sctp.first_chunk, 4);
+	tcap_free(&tc);
+}
+
+/*
+ * gre.pcap: 1, 2: GRE version 0 around IPv4 (0x0800), both ways; 3: the
+ * same with checksum, key 0xabcd and sequence number; 4: enhanced GRE
+ * (flags 0x3001: key, sequence, version 1) carrying PPP (0x880b), payload
+ * length 40, call id 0x1234; 5: enhanced GRE with only an ACK (0x2081),
+ * call id 0x5678.  gre_pkt_to_tuple: version 0 keys are 0; version 1's
+ * destination key is the call id.
+ */
+static void test_own_gre_versions_and_pptp_call_id(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+
+	(void)state;
+	load(&tc, OWN("gre.pcap"));
+	assert_int_equal(tc.n, 5);
+	for (size_t i = 0; i < 3; i++) {
+		assert_int_equal(tcap_parse(&tc, i, &pkt), CT_PKT_TRACKABLE);
+		assert_int_equal(pkt.tuple.l4, 47);
+		assert_int_equal(pkt.u.gre.version, 0);
+		assert_int_equal(pkt.u.gre.ptype, 0x0800);
+		assert_int_equal(pkt.tuple.sport, 0);
+		assert_int_equal(pkt.tuple.dport, 0);
+	}
+	assert_int_equal(tcap_parse(&tc, 3, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.u.gre.version, 1);
+	assert_int_equal(pkt.u.gre.ptype, 0x880b);
+	assert_true(pkt.u.gre.has_key);
+	assert_int_equal(pkt.u.gre.key, 40u << 16 | 0x1234);
+	assert_int_equal(pkt.tuple.sport, 0);
+	assert_int_equal(pkt.tuple.dport, 0x1234);
+	assert_int_equal(tcap_parse(&tc, 4, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.u.gre.version, 1);
+	assert_int_equal(pkt.tuple.dport, 0x5678);
 	tcap_free(&tc);
 }
 
@@ -1287,9 +1665,9 @@ static void test_every_reason_has_a_stable_name(void **state)
 			    "unknown");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	const struct CMUnitTest tests[] = {
+	const struct CMUnitTest shared[] = {
 		cmocka_unit_test(test_ipv6_extension_chains_and_atomic_fragments),
 		cmocka_unit_test(test_ipv6_routing_header_is_walked),
 		cmocka_unit_test(test_icmp_port_unreachable_quotes_udp_tuple),
@@ -1303,6 +1681,17 @@ int main(void)
 		cmocka_unit_test(test_sctp_big_endian_capture),
 		cmocka_unit_test(test_sctp_association_setup_chunks),
 		cmocka_unit_test(test_gre_versions_and_pptp_call_id),
+	};
+	const struct CMUnitTest own[] = {
+		cmocka_unit_test(test_own_ipv6_extension_chains_and_atomic_fragments),
+		cmocka_unit_test(test_own_ipv6_routing_header_is_walked),
+		cmocka_unit_test(test_own_icmp_and_icmpv6_errors_quote_their_tuples),
+		cmocka_unit_test(test_own_ipv6_jumbogram_length_comes_from_hop_by_hop),
+		cmocka_unit_test(test_own_broken_ip_headers_and_lengths),
+		cmocka_unit_test(test_own_snaplen_cut_headers_and_payloads),
+		cmocka_unit_test(test_own_sctp_big_endian_capture),
+		cmocka_unit_test(test_own_sctp_association_setup_chunks),
+		cmocka_unit_test(test_own_gre_versions_and_pptp_call_id),
 		cmocka_unit_test(test_every_tcp_flag_byte_against_the_valid_flags_table),
 		cmocka_unit_test(test_named_tcp_flag_combinations),
 		cmocka_unit_test(test_every_truncation_point_of_a_tcp_ipv6_frame),
@@ -1326,5 +1715,5 @@ int main(void)
 		cmocka_unit_test(test_every_reason_has_a_stable_name),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return TCAP_MAIN(own, shared);
 }

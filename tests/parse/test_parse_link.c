@@ -3,9 +3,14 @@
  * test_parse_link.c - ct_parse_frame() on every link layer it knows,
  * checked against real captures.
  *
- * Expected values come from tshark 4.0 on the same files (commands quoted
- * next to each test), never from this parser's own output.  Frame numbers
- * in comments are tshark's (1-based); indexes in code are 0-based.
+ * Two sets: the third-party captures of ../shared/pcaps (the "shared"
+ * group, expected values from tshark 4.0 on the same files, commands
+ * quoted next to each test), and the project's own crafted captures
+ * (tests/captures/crafted, the default group), whose expected values are
+ * those craft.py built the frames with - tshark reads them back the same
+ * (tests/captures/check_captures.py) - never this parser's own output.
+ * Frame numbers in comments are tshark's (1-based); indexes in code are
+ * 0-based.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -412,6 +417,458 @@ static void test_frame_shorter_than_ethernet_header(void **state)
 	tcap_free(&tc);
 }
 
+/* --- the project's own captures (tests/captures/craft.py) --- */
+
+/*
+ * link-vlan3.pcap: one 13-segment TCP connection 192.0.2.10:40001 ->
+ * 198.51.100.20:80 under 802.1Q tags 30, 20, 10 (outermost first).
+ */
+static void test_own_triple_vlan_stack_records_outer_and_inner_id(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+
+	(void)state;
+	load(&tc, OWN("link-vlan3.pcap"));
+	assert_int_equal(tc.n, 13);
+	assert_int_equal(tcap_parse(&tc, 0, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.n_vlan, 3);
+	assert_int_equal(pkt.vlan_outer, 30);
+	assert_int_equal(pkt.vlan_inner, 10);
+	assert_int_equal(pkt.tuple.l3, CT_L3_IPV4);
+	assert_int_equal(pkt.tuple.l4, 6);
+	assert_int_equal(pkt.tuple.src.ip4, tip4(192, 0, 2, 10));
+	assert_int_equal(pkt.tuple.dst.ip4, tip4(198, 51, 100, 20));
+	assert_int_equal(pkt.tuple.sport, 40001);
+	assert_int_equal(pkt.tuple.dport, 80);
+	for (size_t i = 0; i < tc.n; i++) {
+		assert_int_equal(tcap_parse(&tc, i, &pkt), CT_PKT_TRACKABLE);
+		assert_int_equal(pkt.n_vlan, 3);
+	}
+	tcap_free(&tc);
+}
+
+/*
+ * link-8021ad-qinq.pcap: an 802.1ad S-tag 200 around an 802.1Q tag 2001
+ * around an ARP request and reply, then a UDP query under the same tags,
+ * then its answer under a 0x9100 tag 300 around an 802.1Q tag 7.
+ */
+static void test_own_8021ad_and_9100_tags_around_arp_and_udp(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+
+	(void)state;
+	load(&tc, OWN("link-8021ad-qinq.pcap"));
+	assert_int_equal(tc.n, 4);
+	for (size_t i = 0; i < 2; i++) {
+		assert_int_equal(tcap_parse(&tc, i, &pkt), CT_PKT_NOT_IP);
+		assert_int_equal(pkt.n_vlan, 2);
+		assert_int_equal(pkt.vlan_outer, 200);
+		assert_int_equal(pkt.vlan_inner, 2001);
+	}
+	assert_int_equal(tcap_parse(&tc, 2, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.n_vlan, 2);
+	assert_int_equal(pkt.vlan_outer, 200);
+	assert_int_equal(pkt.vlan_inner, 2001);
+	assert_int_equal(pkt.tuple.l4, 17);
+	assert_int_equal(pkt.tuple.sport, 5000);
+	assert_int_equal(pkt.tuple.dport, 53);
+	assert_int_equal(tcap_parse(&tc, 3, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.n_vlan, 2);
+	assert_int_equal(pkt.vlan_outer, 300);
+	assert_int_equal(pkt.vlan_inner, 7);
+	assert_int_equal(pkt.tuple.sport, 53);
+	tcap_free(&tc);
+}
+
+/*
+ * link-vlan-zones.pcap: the same connection (192.0.2.10:40002 ->
+ * 198.51.100.20:80, 13 segments) untagged, in VLAN 42 and in QinQ 10/20.
+ */
+static void test_own_same_connection_under_three_tag_stacks(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+	unsigned untagged = 0, single42 = 0, qinq = 0;
+	uint32_t a = tip4(192, 0, 2, 10), b = tip4(198, 51, 100, 20);
+
+	(void)state;
+	load(&tc, OWN("link-vlan-zones.pcap"));
+	assert_int_equal(tc.n, 39);
+	for (size_t i = 0; i < tc.n; i++) {
+		assert_int_equal(tcap_parse(&tc, i, &pkt), CT_PKT_TRACKABLE);
+		assert_true((pkt.tuple.src.ip4 == a && pkt.tuple.dst.ip4 == b &&
+			     pkt.tuple.sport == 40002 && pkt.tuple.dport == 80) ||
+			    (pkt.tuple.src.ip4 == b && pkt.tuple.dst.ip4 == a &&
+			     pkt.tuple.sport == 80 && pkt.tuple.dport == 40002));
+		if (pkt.n_vlan == 0)
+			untagged++;
+		else if (pkt.n_vlan == 1 && pkt.vlan_outer == 42 &&
+			 pkt.vlan_inner == 42)
+			single42++;
+		else if (pkt.n_vlan == 2 && pkt.vlan_outer == 10 &&
+			 pkt.vlan_inner == 20)
+			qinq++;
+	}
+	assert_int_equal(untagged, 13);
+	assert_int_equal(single42, 13);
+	assert_int_equal(qinq, 13);
+	tcap_free(&tc);
+}
+
+/*
+ * link-pppoe-qinq.pcap, under QinQ 3704/2474: four PPPoE session frames
+ * with PPP IPv4 (a TCP SYN 192.0.2.33:20394 -> 198.51.100.2:443 of 60
+ * bytes, 20 of them options, then three more segments), one with PPP IPv6
+ * (UDP to port 53), a PADI discovery frame (0x8863) and an LCP echo in the
+ * session: the last two are not IP.
+ */
+static void test_own_pppoe_session_over_qinq_is_opened(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+
+	(void)state;
+	load(&tc, OWN("link-pppoe-qinq.pcap"));
+	assert_int_equal(tc.n, 7);
+	assert_int_equal(tcap_parse(&tc, 0, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.n_vlan, 2);
+	assert_int_equal(pkt.vlan_outer, 3704);
+	assert_int_equal(pkt.vlan_inner, 2474);
+	assert_int_equal(pkt.tuple.src.ip4, tip4(192, 0, 2, 33));
+	assert_int_equal(pkt.tuple.dst.ip4, tip4(198, 51, 100, 2));
+	assert_int_equal(pkt.tuple.sport, 20394);
+	assert_int_equal(pkt.tuple.dport, 443);
+	assert_int_equal(pkt.l3_len, 60);
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(tcap_parse(&tc, i, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(tcap_parse(&tc, 4, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.tuple.l3, CT_L3_IPV6);
+	assert_int_equal(pkt.tuple.l4, 17);
+	assert_int_equal(pkt.tuple.dport, 53);
+	assert_int_equal(tcap_parse(&tc, 5, &pkt), CT_PKT_NOT_IP);
+	assert_int_equal(tcap_parse(&tc, 6, &pkt), CT_PKT_NOT_IP);
+	tcap_free(&tc);
+}
+
+/*
+ * link-mpls.pcap: 1: VLAN 5, IPv4 with a wrong header checksum;
+ * 2: VLAN 5, MPLS label 1000 around IPv4; 3: MPLS labels 16/1001 around
+ * IPv4, untagged; 4: multicast MPLS (0x8848) around IPv6.  MPLS is not
+ * opened (the kernel does not decapsulate it in front of conntrack).
+ */
+static void test_own_mpls_is_not_opened(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+
+	(void)state;
+	load(&tc, OWN("link-mpls.pcap"));
+	assert_int_equal(tc.n, 4);
+	assert_int_equal(tcap_parse(&tc, 0, &pkt), CT_PKT_TRACKABLE);
+	assert_true(pkt.ip_csum_bad);
+	assert_int_equal(pkt.n_vlan, 1);
+	assert_int_equal(tcap_parse(&tc, 1, &pkt), CT_PKT_NOT_IP);
+	assert_int_equal(pkt.n_vlan, 1);
+	assert_int_equal(tcap_parse(&tc, 2, &pkt), CT_PKT_NOT_IP);
+	assert_int_equal(pkt.n_vlan, 0);
+	assert_int_equal(tcap_parse(&tc, 3, &pkt), CT_PKT_NOT_IP);
+	tcap_free(&tc);
+}
+
+/*
+ * link-sll-nano.pcap (LINKTYPE_LINUX_SLL, nanosecond magic): SYN
+ * 203.0.113.69:46656 -> 198.51.100.94:80 of 60 bytes, SYN/ACK of 60 bytes,
+ * ACK of 52 bytes.
+ */
+static void test_own_linux_sll_v1_nanosecond_handshake(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+
+	(void)state;
+	load(&tc, OWN("link-sll-nano.pcap"));
+	assert_int_equal(tc.linktype, CT_LINK_LINUX_SLL);
+	assert_int_equal(tc.n, 3);
+	assert_int_equal(tcap_parse(&tc, 0, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.tuple.src.ip4, tip4(203, 0, 113, 69));
+	assert_int_equal(pkt.tuple.dst.ip4, tip4(198, 51, 100, 94));
+	assert_int_equal(pkt.tuple.sport, 46656);
+	assert_int_equal(pkt.tuple.dport, 80);
+	assert_int_equal(pkt.u.tcp.flags, CT_TCP_SYN);
+	assert_int_equal(pkt.l3_len, 60);
+	assert_int_equal(tcap_parse(&tc, 1, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.u.tcp.flags, CT_TCP_SYN | CT_TCP_ACK);
+	assert_int_equal(pkt.tuple.sport, 80);
+	assert_int_equal(tcap_parse(&tc, 2, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.u.tcp.flags, CT_TCP_ACK);
+	assert_int_equal(pkt.l3_len, 52);
+	tcap_free(&tc);
+}
+
+/*
+ * link-sll2.pcap (LINKTYPE_LINUX_SLL2): 1-2: ICMP echo 192.0.2.1 ->
+ * 192.0.2.2 id 8 and its reply on interface 3; 3-4: ICMPv6 echo
+ * 2001:db8::1 -> 2001:db8::2 id 9 and reply; 5: ARP and 6: RARP on
+ * interface 26.
+ */
+static void test_own_linux_sll2_icmp_echo_and_arp(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+
+	(void)state;
+	load(&tc, OWN("link-sll2.pcap"));
+	assert_int_equal(tc.linktype, CT_LINK_LINUX_SLL2);
+	assert_int_equal(tc.n, 6);
+	assert_int_equal(tcap_parse(&tc, 0, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.ifindex, 3);
+	assert_int_equal(pkt.tuple.l4, 1);
+	assert_int_equal(pkt.tuple.sport, 8);                 /* id */
+	assert_int_equal(pkt.tuple.dport, 8 << 8);            /* type 8 */
+	assert_int_equal(pkt.tuple.src.ip4, tip4(192, 0, 2, 1));
+	assert_int_equal(pkt.l3_len, 84);
+	assert_int_equal(tcap_parse(&tc, 1, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.u.icmp.type, 0);
+	assert_int_equal(tcap_parse(&tc, 2, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.tuple.l3, CT_L3_IPV6);
+	assert_int_equal(pkt.tuple.l4, 58);
+	assert_int_equal(pkt.tuple.sport, 9);
+	assert_int_equal(pkt.tuple.dport, 128 << 8);
+	assert_ip6(&pkt.tuple.src, "2001:db8::1");
+	assert_int_equal(pkt.l3_len, 104);
+	assert_int_equal(tcap_parse(&tc, 3, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.u.icmp.type, 129);
+	assert_int_equal(tcap_parse(&tc, 4, &pkt), CT_PKT_NOT_IP);
+	assert_int_equal(pkt.ifindex, 26);
+	assert_int_equal(tcap_parse(&tc, 5, &pkt), CT_PKT_NOT_IP);
+	tcap_free(&tc);
+}
+
+/*
+ * link-null.pcap (LINKTYPE_NULL, families in the writer's little-endian
+ * order): 1-4: IPv6 TCP ::1:52522 -> ::1:80 under Darwin's AF_INET6 (30),
+ * the SYN with 20 bytes of options; 5: IPv4 UDP (2); 6, 7: IPv6 UDP under
+ * NetBSD's (24) and FreeBSD's (28) AF_INET6; 8: AF_INET written big-endian;
+ * 9: family 7, not IP.
+ */
+static void test_own_bsd_null_loopback_families(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+
+	(void)state;
+	load(&tc, OWN("link-null.pcap"));
+	assert_int_equal(tc.linktype, CT_LINK_NULL);
+	assert_int_equal(tc.n, 9);
+	assert_int_equal(tcap_parse(&tc, 0, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.tuple.l3, CT_L3_IPV6);
+	assert_ip6(&pkt.tuple.src, "::1");
+	assert_ip6(&pkt.tuple.dst, "::1");
+	assert_int_equal(pkt.tuple.sport, 52522);
+	assert_int_equal(pkt.tuple.dport, 80);
+	assert_int_equal(pkt.l3_len, 40 + 40);
+	for (size_t i = 0; i < 4; i++)
+		assert_int_equal(tcap_parse(&tc, i, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(tcap_parse(&tc, 4, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.tuple.l3, CT_L3_IPV4);
+	assert_int_equal(pkt.tuple.sport, 5000);
+	for (size_t i = 5; i < 7; i++) {
+		assert_int_equal(tcap_parse(&tc, i, &pkt), CT_PKT_TRACKABLE);
+		assert_int_equal(pkt.tuple.l3, CT_L3_IPV6);
+		assert_int_equal(pkt.tuple.sport, 5002);
+	}
+	assert_int_equal(tcap_parse(&tc, 7, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.tuple.l3, CT_L3_IPV4);
+	assert_int_equal(tcap_parse(&tc, 8, &pkt), CT_PKT_NOT_IP);
+	tcap_free(&tc);
+}
+
+/*
+ * link-loop.pcap (LINKTYPE_LOOP, families in network order): AF_INET,
+ * AF_INET6 (24), then AF_INET in little-endian order (0x02000000: no
+ * family anyone knows, not IP).
+ */
+static void test_own_loop_family_in_network_order(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+
+	(void)state;
+	load(&tc, OWN("link-loop.pcap"));
+	assert_int_equal(tc.linktype, CT_LINK_LOOP);
+	assert_int_equal(tc.n, 3);
+	assert_int_equal(tcap_parse(&tc, 0, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.tuple.l3, CT_L3_IPV4);
+	assert_int_equal(tcap_parse(&tc, 1, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.tuple.l3, CT_L3_IPV6);
+	assert_int_equal(tcap_parse(&tc, 2, &pkt), CT_PKT_NOT_IP);
+	tcap_free(&tc);
+}
+
+/*
+ * link-nflog.pcap: 1-7: a TCP connection 192.0.2.15:49762 ->
+ * 198.51.100.34:80 in NFULA_PAYLOAD attributes (SYN of 60 bytes, SYN/ACK
+ * of 44, frame 6 a segment of 1643 bytes), every other record with an
+ * NFULA_PREFIX before it; 8: IPv6 UDP to port 53 (family 10); 9: a record
+ * with no payload attribute.
+ */
+static void test_own_nflog_payload_attribute_is_the_packet(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+
+	(void)state;
+	load(&tc, OWN("link-nflog.pcap"));
+	assert_int_equal(tc.linktype, CT_LINK_NFLOG);
+	assert_int_equal(tc.n, 9);
+	assert_int_equal(tcap_parse(&tc, 0, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.tuple.src.ip4, tip4(192, 0, 2, 15));
+	assert_int_equal(pkt.tuple.dst.ip4, tip4(198, 51, 100, 34));
+	assert_int_equal(pkt.tuple.sport, 49762);
+	assert_int_equal(pkt.tuple.dport, 80);
+	assert_int_equal(pkt.l3_len, 60);
+	assert_int_equal(pkt.u.tcp.flags, CT_TCP_SYN);
+	assert_int_equal(tcap_parse(&tc, 1, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.u.tcp.flags, CT_TCP_SYN | CT_TCP_ACK);
+	assert_int_equal(pkt.l3_len, 44);
+	assert_int_equal(tcap_parse(&tc, 5, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.l3_len, 1643);
+	assert_false(pkt.truncated);
+	for (size_t i = 0; i < 7; i++)
+		assert_int_equal(tcap_parse(&tc, i, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(tcap_parse(&tc, 7, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.tuple.l3, CT_L3_IPV6);
+	assert_int_equal(pkt.tuple.dport, 53);
+	assert_int_equal(tcap_parse(&tc, 8, &pkt), CT_PKT_NOT_IP);
+	tcap_free(&tc);
+}
+
+/*
+ * link-ipv4.pcap (LINKTYPE_IPV4): 192.0.2.100:12345 -> 198.51.100.9:53,
+ * 57 bytes (29 of payload), and the answer.
+ */
+static void test_own_linktype_ipv4(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+
+	(void)state;
+	load(&tc, OWN("link-ipv4.pcap"));
+	assert_int_equal(tc.linktype, CT_LINK_IPV4);
+	assert_int_equal(tc.n, 2);
+	assert_int_equal(tcap_parse(&tc, 0, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.tuple.l4, 17);
+	assert_int_equal(pkt.tuple.src.ip4, tip4(192, 0, 2, 100));
+	assert_int_equal(pkt.tuple.dst.ip4, tip4(198, 51, 100, 9));
+	assert_int_equal(pkt.tuple.sport, 12345);
+	assert_int_equal(pkt.tuple.dport, 53);
+	assert_int_equal(pkt.l3_len, 57);
+	assert_int_equal(pkt.payload_len, 29);
+	assert_int_equal(tcap_parse(&tc, 1, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.l3_len, 73);
+	tcap_free(&tc);
+}
+
+/*
+ * link-raw.pcap (LINKTYPE_RAW, which libpcap reports as DLT_RAW): an IPv6
+ * query 2001:db8::1:12345 -> 2001:db8:fe::9:53 of 77 bytes, then an IPv4
+ * one; link-ipv6.pcap (LINKTYPE_IPV6): the same IPv6 query.
+ */
+static void test_own_linktype_raw_and_ipv6(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+
+	(void)state;
+	load(&tc, OWN("link-raw.pcap"));
+	assert_true(tc.linktype == CT_LINK_RAW ||
+		    tc.linktype == CT_LINK_DLT_RAW12 ||
+		    tc.linktype == CT_LINK_DLT_RAW14);
+	assert_int_equal(tc.n, 2);
+	assert_int_equal(tcap_parse(&tc, 0, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.tuple.l3, CT_L3_IPV6);
+	assert_ip6(&pkt.tuple.src, "2001:db8::1");
+	assert_ip6(&pkt.tuple.dst, "2001:db8:fe::9");
+	assert_int_equal(pkt.tuple.sport, 12345);
+	assert_int_equal(pkt.tuple.dport, 53);
+	assert_int_equal(pkt.l3_len, 77);
+	assert_int_equal(tcap_parse(&tc, 1, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.tuple.l3, CT_L3_IPV4);
+	assert_int_equal(ct_parse_frame(&pkt, CT_LINK_RAW, tc.f[0].data,
+					tc.f[0].caplen, tc.f[0].wirelen, 0),
+			 CT_PKT_TRACKABLE);
+	tcap_free(&tc);
+	load(&tc, OWN("link-ipv6.pcap"));
+	assert_int_equal(tc.linktype, CT_LINK_IPV6);
+	assert_int_equal(tcap_parse(&tc, 0, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.tuple.l3, CT_L3_IPV6);
+	assert_int_equal(pkt.tuple.dport, 53);
+	assert_int_equal(pkt.l3_len, 77);
+	tcap_free(&tc);
+}
+
+/*
+ * ng-two-interfaces.pcapng: interface 0 (microseconds), interface 1
+ * (nanoseconds).  1: if0 172.16.0.2:36343 -> 192.0.2.53:53 (bad UDP
+ * checksum); 2: its answer; 3: if1 10.0.0.4:56351 -> 192.0.2.53:53 with a
+ * bad IPv4 header checksum; 4: its answer; 5: 10.0.0.4:56352, bad header
+ * checksum; 6: its answer.
+ */
+static void test_own_pcapng_with_two_interfaces(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+
+	(void)state;
+	load(&tc, OWN("ng-two-interfaces.pcapng"));
+	assert_int_equal(tc.linktype, CT_LINK_ETHERNET);
+	assert_int_equal(tc.n, 6);
+	assert_int_equal(tcap_parse(&tc, 0, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.tuple.src.ip4, tip4(172, 16, 0, 2));
+	assert_int_equal(pkt.tuple.sport, 36343);
+	assert_int_equal(pkt.tuple.dport, 53);
+	assert_false(pkt.ip_csum_bad);
+	assert_int_equal(tcap_parse(&tc, 1, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.tuple.src.ip4, tip4(192, 0, 2, 53));
+	assert_int_equal(tcap_parse(&tc, 2, &pkt), CT_PKT_TRACKABLE);
+	assert_true(pkt.ip_csum_bad);
+	assert_int_equal(tcap_parse(&tc, 3, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.tuple.dst.ip4, tip4(10, 0, 0, 4));
+	assert_int_equal(pkt.tuple.dport, 56351);
+	assert_int_equal(tcap_parse(&tc, 4, &pkt), CT_PKT_TRACKABLE);
+	assert_true(pkt.ip_csum_bad);
+	assert_int_equal(tcap_parse(&tc, 5, &pkt), CT_PKT_TRACKABLE);
+	assert_int_equal(pkt.tuple.dport, 56352);
+	tcap_free(&tc);
+}
+
+/*
+ * link-short-frames.pcap: Ethernet frames with 4 bytes captured of 60,
+ * 13 bytes, 14 bytes (the Ethernet header alone, EtherType IPv4), then a
+ * whole UDP frame.
+ */
+static void test_own_frames_shorter_than_their_headers(void **state)
+{
+	struct tcap tc;
+	struct ct_packet pkt;
+
+	(void)state;
+	load(&tc, OWN("link-short-frames.pcap"));
+	assert_int_equal(tc.n, 4);
+	assert_int_equal(tc.f[0].caplen, 4);
+	assert_int_equal(tc.f[0].wirelen, 60);
+	assert_int_equal(tcap_parse(&tc, 0, &pkt), CT_PKT_INVALID);
+	assert_int_equal(pkt.reason, CT_PR_LINK_TRUNCATED);
+	assert_int_equal(tcap_parse(&tc, 1, &pkt), CT_PKT_INVALID);
+	assert_int_equal(pkt.reason, CT_PR_LINK_TRUNCATED);
+	assert_int_equal(tcap_parse(&tc, 2, &pkt), CT_PKT_INVALID);
+	assert_int_equal(pkt.reason, CT_PR_IP_TRUNCATED);
+	assert_int_equal(tcap_parse(&tc, 3, &pkt), CT_PKT_TRACKABLE);
+	tcap_free(&tc);
+}
+
 /* --- synthetic frames for what the corpus does not hold --- */
 
 /* A minimal valid IPv4/UDP datagram (checksum filled in). */
@@ -535,9 +992,9 @@ static void test_nflog_without_payload_is_not_ip(void **state)
 	assert_int_equal(pkt.reason, CT_PR_LINK_TRUNCATED);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	const struct CMUnitTest tests[] = {
+	const struct CMUnitTest shared[] = {
 		cmocka_unit_test(test_triple_vlan_stack_records_outer_and_inner_id),
 		cmocka_unit_test(test_8021ad_s_tag_around_arp_is_not_ip),
 		cmocka_unit_test(test_same_connection_under_three_tag_stacks),
@@ -551,6 +1008,22 @@ int main(void)
 		cmocka_unit_test(test_linktype_raw_ipv6),
 		cmocka_unit_test(test_pcapng_with_two_interfaces),
 		cmocka_unit_test(test_frame_shorter_than_ethernet_header),
+	};
+	const struct CMUnitTest own[] = {
+		cmocka_unit_test(test_own_triple_vlan_stack_records_outer_and_inner_id),
+		cmocka_unit_test(test_own_8021ad_and_9100_tags_around_arp_and_udp),
+		cmocka_unit_test(test_own_same_connection_under_three_tag_stacks),
+		cmocka_unit_test(test_own_pppoe_session_over_qinq_is_opened),
+		cmocka_unit_test(test_own_mpls_is_not_opened),
+		cmocka_unit_test(test_own_linux_sll_v1_nanosecond_handshake),
+		cmocka_unit_test(test_own_linux_sll2_icmp_echo_and_arp),
+		cmocka_unit_test(test_own_bsd_null_loopback_families),
+		cmocka_unit_test(test_own_loop_family_in_network_order),
+		cmocka_unit_test(test_own_nflog_payload_attribute_is_the_packet),
+		cmocka_unit_test(test_own_linktype_ipv4),
+		cmocka_unit_test(test_own_linktype_raw_and_ipv6),
+		cmocka_unit_test(test_own_pcapng_with_two_interfaces),
+		cmocka_unit_test(test_own_frames_shorter_than_their_headers),
 		cmocka_unit_test(test_unknown_link_type_is_unsupported),
 		cmocka_unit_test(test_loop_family_is_network_order),
 		cmocka_unit_test(test_null_family_written_in_other_byte_order),
@@ -559,5 +1032,5 @@ int main(void)
 		cmocka_unit_test(test_nflog_without_payload_is_not_ip),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return TCAP_MAIN(own, shared);
 }
