@@ -144,9 +144,9 @@ static bool can_merge(const struct ct_conn *e, const struct ct_conn *c)
 /* The first empty slot of (locked) chain @head but @not; an empty
  * overflow row is linked at its end when it has none.  NULL: no memory.
  * *@rowp and *@posp say where (the row, the position in the chain). */
-static _Atomic uint64_t *free_slot(struct ct_htab *h, struct ct_row *head,
-				   const _Atomic uint64_t *not, struct ct_row **rowp,
-				   unsigned *posp)
+static _Atomic uint64_t *rslot_free_slot(struct ct_htab *h, struct ct_row *head,
+					 const _Atomic uint64_t *not, struct ct_row **rowp,
+					 unsigned *posp)
 {
 	struct ct_row *r = head, *last = head, *o;
 	unsigned rows = 0;
@@ -230,12 +230,12 @@ enum ct_rslot_res ct_rslot_insert(struct ct_thread *thr, struct ct_ns *ns,
 		own = &lr;
 		owner_hash = rq->reply.hash;
 		exp = rq->clash_exp;
-		s1 = free_slot(lr.h, lr.r, NULL, &row1, &pos1);
+		s1 = rslot_free_slot(lr.h, lr.r, NULL, &row1, &pos1);
 	} else {
 		if (two)
-			s2 = free_slot(lr.h, lr.r, NULL, &row2, &pos2);
+			s2 = rslot_free_slot(lr.h, lr.r, NULL, &row2, &pos2);
 		if (!two || s2)
-			s1 = free_slot(lo.h, lo.r, s2, &row1, &pos1);
+			s1 = rslot_free_slot(lo.h, lo.r, s2, &row1, &pos1);
 	}
 	if (!s1) {
 		res = CT_RSLOT_NOMEM;
