@@ -44,6 +44,23 @@ int read_nat_open(struct read_nat *n, char *err, size_t errlen)
 	return 0;
 }
 
+/* A decimal field of a binding line, at most @max (strtoul: sscanf's %u
+ * would take "-1" or "99999999999" without a word). */
+static bool replay_num(const char *s, unsigned long max, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > max)
+		return false;
+	*out = (unsigned)v;
+	return true;
+}
+
 int read_nat_load_replay(struct read_nat *n, const char *path, char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "r");
@@ -56,22 +73,31 @@ int read_nat_load_replay(struct read_nat *n, const char *path, char *err, size_t
 		return -1;
 	}
 	while (fgets(line, sizeof(line), f)) {
-		char os[64], od[64], rs[64], rd[64];
-		unsigned l3, l4, osp, odp, rsp, rdp;
+		char *fld[10], *save = NULL, *tok;
+		unsigned l3 = 0, l4 = 0, osp = 0, odp = 0, rsp = 0, rdp = 0;
+		const char *os, *od, *rs, *rd;
 		struct ct_nat_binding b;
-		int af;
+		int nf = 0, af;
 
 		lineno++;
 		if (line[0] == '#' || line[0] == '\n')
 			continue;
-		if (sscanf(line, "%u %u %63s %63s %u %u %63s %63s %u %u", &l3, &l4, os, od, &osp,
-			   &odp, rs, rd, &rsp, &rdp) != 10 || (l3 != CT_L3_IPV4 && l3 != CT_L3_IPV6) ||
-		    l4 > 255 || osp > 65535 || odp > 65535 || rsp > 65535 || rdp > 65535) {
+		for (tok = strtok_r(line, " \t\r\n", &save); tok && nf < 10;
+		     tok = strtok_r(NULL, " \t\r\n", &save))
+			fld[nf++] = tok;
+		if (nf != 10 || tok || !replay_num(fld[0], 255, &l3) ||
+		    (l3 != CT_L3_IPV4 && l3 != CT_L3_IPV6) || !replay_num(fld[1], 255, &l4) ||
+		    !replay_num(fld[4], 65535, &osp) || !replay_num(fld[5], 65535, &odp) ||
+		    !replay_num(fld[8], 65535, &rsp) || !replay_num(fld[9], 65535, &rdp)) {
 			snprintf(err, errlen, "--nat-random-replay %s:%u: not a binding line "
 				 "(L3 L4 OSRC ODST OSPORT ODPORT RSRC RDST RSPORT RDPORT)", path, lineno);
 			fclose(f);
 			return -1;
 		}
+		os = fld[2];
+		od = fld[3];
+		rs = fld[6];
+		rd = fld[7];
 		memset(&b, 0, sizeof(b));
 		af = l3 == CT_L3_IPV4 ? AF_INET : AF_INET6;
 		if (inet_pton(af, os, &b.orig.src) != 1 || inet_pton(af, od, &b.orig.dst) != 1 ||
