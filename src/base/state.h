@@ -219,6 +219,9 @@ struct ct_table {
 	struct ct_arena arena;
 	ct_event_fn ev_fn;
 	void *ev_arg;
+	_Atomic unsigned ev_skip;           /* 1 << CT_EV_NEW / UPDATE: not
+					     * built, not delivered (issue 26:
+					     * an exporter wants DESTROY only) */
 	pthread_mutex_t thr_lock;
 	struct cds_list_head threads;
 	_Atomic unsigned threads_attached; /* ever: each thread's ns_shard */

@@ -4,9 +4,11 @@
  *
  * The counters come from ct_table_get_stats() at each rendering, so they
  * are the library's own, summed over threads; the entries by zone,
- * protocol and state come from one table dump, counted by sorting a
- * 32-bit key per entry (zone, protocol, state) - O(n log n) for a scrape,
- * no map kept up to date on the packet path.  Only what the library does
+ * protocol and state come from one walk over the table in slices
+ * (ex_table_walk: nothing held between slices, so a scrape of a large
+ * table never holds up a resize), counted by sorting a 32-bit key per
+ * entry (zone, protocol, state) - O(n log n) for a scrape, no map kept up
+ * to date on the packet path.  Only what the library does
  * not count is counted here, from the events: events by type, destroys
  * by cause, and the expiry lateness histogram.
  *
@@ -177,7 +179,7 @@ static void entries_by_state(struct metrics_sink *m, struct metrics_out *o)
 		       "(state \"none\" for protocols without states).");
 	if (!thr)
 		return;
-	if (ct_table_dump(thr, -1, collect_key, &k) == 0 && k.n) {
+	if (ex_table_walk(thr, collect_key, &k) == 0 && k.n) {
 		qsort(k.v, k.n, sizeof(*k.v), cmp_u32);
 		for (size_t i = 0; i < k.n;) {
 			size_t j = i;

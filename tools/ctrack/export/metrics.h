@@ -61,12 +61,16 @@ int metrics_add_provider(struct ex_sink *m, metrics_provider_fn fn, void *arg);
 char *metrics_render(struct ex_sink *m, size_t *len);
 
 /* The HTTP listener (libmicrohttpd): GET /metrics on @listen
- * ("ADDR:PORT", "[::1]:PORT"; port 0 picks one, then told on stderr by
- * the caller from metrics_http_port). */
+ * ("ADDR:PORT", "[::1]:PORT", or "PORT" / ":PORT" for 127.0.0.1; port 0
+ * picks one, then told by metrics_http_port and metrics_http_address:
+ * "127.0.0.1:9469"). */
 struct metrics_http;
 int metrics_http_start(struct ex_sink *m, const char *listen,
 		       struct metrics_http **out, char *err, size_t errlen);
 unsigned metrics_http_port(const struct metrics_http *h);
+const char *metrics_http_address(const struct metrics_http *h);
+/* Scrapes answered so far (any thread). */
+uint64_t metrics_http_scrapes(const struct metrics_http *h);
 void metrics_http_stop(struct metrics_http *h);
 
 #endif
