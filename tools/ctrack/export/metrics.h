@@ -37,6 +37,9 @@ void metrics_family(struct metrics_out *o, const char *name, const char *type,
 /* @labels: "" or 'a="x",b="y"' (values already escaped: metrics_escape) */
 void metrics_sample(struct metrics_out *o, const char *name, const char *labels,
 		    uint64_t value);
+/* ... with the value as text (a float: "%.9f") */
+void metrics_sample_text(struct metrics_out *o, const char *name, const char *labels,
+			 const char *value);
 /* A label value escaped as the text format wants (\\, \", \n) into @buf. */
 const char *metrics_escape(const char *v, char *buf, size_t size);
 
@@ -50,6 +53,12 @@ typedef void (*metrics_provider_fn)(struct metrics_out *o, void *arg);
  */
 struct ex_sink *metrics_sink_create(struct ct_table *t, const char *file,
 				    struct ex_sink *ipfix, char *err, size_t errlen);
+
+/* metrics_sink_destroys_only - the sink is fed DESTROY events alone (the
+ * daemon: NEW and UPDATE are not even built unless a client reads them),
+ * so ctrack_events_total shows type="destroy" only.  Before rendering
+ * starts. */
+void metrics_sink_destroys_only(struct ex_sink *m);
 
 /* metrics_add_provider - call @fn at each rendering (up to 8). Before
  * rendering starts on other threads.  0 or -ENOSPC. */
