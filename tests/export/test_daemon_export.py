@@ -699,16 +699,21 @@ def config_case():
           "an --ipfix-* option without --ipfix is an error", r.stderr)
 
 
-try:
-    config_case()
-    refused_tcp_case()
-    metrics_port_in_use_case()
-    destroy_case()
-    open_at_stop_case()
-    active_timeout_case()
-    metrics_case()
-    absent_udp_case()
-    stalled_tcp_case()
-finally:
-    cleanup()
-eu.done()
+def main():
+    try:
+        config_case()
+        refused_tcp_case()
+        metrics_port_in_use_case()
+        destroy_case()
+        open_at_stop_case()
+        active_timeout_case()
+        metrics_case()
+        absent_udp_case()
+        stalled_tcp_case()
+    finally:
+        cleanup()
+    eu.done()
+
+
+if __name__ == "__main__":
+    main()
