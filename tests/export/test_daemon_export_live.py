@@ -11,8 +11,8 @@ connections, UDP, ping, a refused connect, an RST, fragments), with
 to nfcapd on the router's loopback and serving metrics there.  An
 `events -o json` client reads the daemon's own DESTROY events.
 
-  - While phase A's traffic runs, scrapes (curl in the router namespace)
-    and `ctrack stats` are taken in turn: each stats lies between the
+  - After phase A, while a thread keeps making connections, scrapes (curl
+    in the router namespace) and `ctrack stats` are taken in turn: each stats lies between the
     scrapes before and after it (found, insert, packets, frames by
     interface), and the counters move between scrapes.  At a quiet moment
     after the traffic a scrape equals `ctrack stats` exactly; `promtool
@@ -144,13 +144,33 @@ def main():
                 "http://127.0.0.1:%d/metrics" % metrics_port]), capture_output=True, text=True)
             return r.stdout if r.returncode == 0 else None
 
-        # scrapes during phase A's traffic
+        # phase A, then scrapes while a thread keeps making connections
+        # (UDP exchanges and HTTP GETs, both families): at least 3 rounds
+        # of scrape, stats, scrape, and at least 2 connections made
+        # between the first scrape and the last, so that the counters must
+        # have moved, however fast or slow the machine is
         traffic = kd_live.Traffic(topo, workdir)
-        t = threading.Thread(target=traffic.phase_a)
+        traffic.phase_a()
+        made = [0]
+        stop = threading.Event()
+
+        def more():
+            ctx, i = traffic.ctx, 0
+            while not stop.is_set():
+                v = 4 if i % 2 else 6
+                if i % 3:
+                    ctx.udp_ask(ctx.udp_client(v), v, 5300)
+                else:
+                    ctx.http_get(v, 8080, ["/small.txt"], keepalive=False)
+                made[0] += 1
+                i += 1
+        t = threading.Thread(target=more)
         t.start()
         triples, pages = [], []
         prev = scrape()
-        while t.is_alive() and prev:
+        made0 = made[0]
+        deadline = time.time() + 60
+        while prev and time.time() < deadline and (len(triples) < 3 or made[0] - made0 < 2):
             st = dm.stats()
             nxt = scrape()
             if not nxt:
@@ -160,13 +180,15 @@ def main():
             pages.append(nxt)
             prev = nxt
             time.sleep(0.2)
+        stop.set()
         t.join()
         bad = [(k, a[k], b[k], c[k]) for a, b, c in triples for k in MONOTONE
                if not (a[k] is not None and c[k] is not None and a[k] <= b[k] <= c[k])]
         moved = [k for k in MONOTONE if triples and triples[-1][2][k] > triples[0][0][k]]
-        eu.ok(len(triples) >= 2 and not bad and set(moved) == set(MONOTONE),
+        eu.ok(len(triples) >= 3 and not bad and set(moved) == set(MONOTONE),
               "during live traffic: %d scrapes, each ctrack stats between the scrapes around "
-              "it (%s), all of them moving" % (len(triples) + 1, ", ".join(MONOTONE)),
+              "it (%s), all of them moving (%d connections made meanwhile)" %
+              (len(triples) + 1, ", ".join(MONOTONE), made[0] - made0),
               "bad %r moved %r n=%d" % (bad[:5], moved, len(triples)))
         if PROMTOOL and pages:
             r = subprocess.run([PROMTOOL, "check", "metrics"], input=pages[-1],
