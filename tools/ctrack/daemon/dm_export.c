@@ -164,12 +164,10 @@ static void *export_main(void *arg)
 			struct pollfd pfd = { x->efd, POLLIN, 0 };
 			uint64_t junk;
 
-			if (x->ipfix && p >= FLUSH_MS) {
+			if (x->ipfix && p >= FLUSH_MS)
 				ipfix_sink_flush(x->ipfix);
-				p = 0;
-			} else if (p) {
+			else if (p)
 				wait_ms = FLUSH_MS - p;
-			}
 			if (x->sinks.next_tick != UINT64_MAX) {
 				uint64_t t = x->sinks.next_tick > now
 					     ? (x->sinks.next_tick - now) / 1000000 + 1 : 0;
