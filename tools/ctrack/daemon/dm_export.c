@@ -55,24 +55,29 @@
 #define FLUSH_MS 1000           /* a record waits at most this long */
 #define MAX_SUBS_SHOWN 256      /* clients a scrape lists one by one */
 
-struct dm_export {
+/* The padding is the point: the producer's and the consumer's counters on
+ * lines of their own, so that neither thread's writes move the other's
+ * line (the analyser's ordering would put them together). */
+struct dm_export { /* NOLINT(clang-analyzer-optin.performance.Padding) */
+	/* the queue: the main thread's line (it writes head and the counts;
+	 * q and mask are set before the thread starts) ... */
+	_Atomic uint64_t head __attribute__((aligned(64)));
+	_Atomic uint64_t dropped;
+	_Atomic uint64_t queued;
+	struct ct_event *q;
+	uint64_t mask;
+	/* ... and the export thread's */
+	_Atomic uint64_t tail __attribute__((aligned(64)));
+	_Atomic uint64_t handled;
+	_Atomic bool finish;
+	int rc;                     /* the finish's, read after the join */
 	struct daemon *d;
 	struct ex_state *xs;
 	struct ex_sinks sinks;
 	struct ex_sink *ipfix, *metrics;
 	pthread_t tid;
-	bool started;
 	int efd;
-	/* the queue */
-	struct ct_event *q;
-	uint64_t mask;
-	_Atomic uint64_t head __attribute__((aligned(64)));   /* the main thread's */
-	_Atomic uint64_t dropped;
-	_Atomic uint64_t queued;
-	_Atomic uint64_t tail __attribute__((aligned(64)));   /* the export thread's */
-	_Atomic uint64_t handled;
-	_Atomic bool finish;
-	int rc;                     /* the finish's, read after the join */
+	bool started;
 	/* the subscribers, as last published */
 	pthread_mutex_t subs_lock;
 	struct dm_sub_stat subs[MAX_SUBS_SHOWN];
@@ -408,7 +413,7 @@ json_t *dm_export_stats_json(struct daemon *d)
 		      "queued", (json_int_t)ld(&x->queued),
 		      "exported", (json_int_t)ld(&x->handled),
 		      "queue_drops", (json_int_t)ld(&x->dropped),
-		      "queue_size", (json_int_t)(x->mask + 1));
+		      "queue_size", (json_int_t)x->mask + 1);
 	if (x->ipfix) {
 		struct ipfix_stats s;
 
