@@ -22,6 +22,9 @@ reader until the next part or the end of the feed.)
     and zone; first and last times within 2 ms (the event stream and the
     exporter add the wall clock's offset as each sampled it); the
     connections still open at SIGTERM are exported as well.
+  - IPFIX over TCP to python3-ipfix's reader (nfcapd 1.7.1 takes UDP
+    only): one record per DESTROY event, the same fields and times, and
+    the connections open at SIGTERM as forced end.
   - Active timeouts on the daemon's clock: a flow replayed at its own
     pace over 7 s with --ipfix-active-timeout 2 arrives in several
     records that add up to its counters.
@@ -374,6 +377,77 @@ def destroy_case():
           "the daemon stops cleanly and says what it exported (exit %s)" % rc, dm.log()[-600:])
 
 
+DEB_PY = "/usr/bin/python3"
+TCP_COLLECTOR = os.path.join(HERE, "ipfix_tcp_collector.py")
+
+
+def pyipfix_key(d):
+    """A python3-ipfix record (ipfix_tcp_collector.py's JSON) as a flow key."""
+    v4 = "sourceIPv4Address" in d
+    src = d["sourceIPv4Address"] if v4 else d["sourceIPv6Address"]
+    dst = d["destinationIPv4Address"] if v4 else d["destinationIPv6Address"]
+    proto = d["protocolIdentifier"]
+    if proto in (1, 58):
+        sp, dp = 0, d.get("icmpTypeCodeIPv4" if v4 else "icmpTypeCodeIPv6", 0)
+    else:
+        sp, dp = d.get("sourceTransportPort", 0), d.get("destinationTransportPort", 0)
+    return eu.flow_key(proto, src, dst, sp, dp, d["ingressVRFID"], d["packetDeltaCount"],
+                       d["octetDeltaCount"], d["reversePacketDeltaCount"],
+                       d["reverseOctetDeltaCount"], d["flowStartMilliseconds"],
+                       d["flowEndMilliseconds"])
+
+
+def tcp_destroy_case():
+    """Over TCP (nfcapd 1.7.1 takes UDP only): python3-ipfix's reader
+    decodes one record per DESTROY event, and the connections open at
+    SIGTERM as forced end."""
+    name = "daemon IPFIX over TCP to python3-ipfix"
+    if not (os.path.exists(DEB_PY) and subprocess.run(
+            [DEB_PY, "-c", "import ipfix.reader"], capture_output=True).returncode == 0):
+        eu.skip(name, "python3-ipfix is not installed for %s" % DEB_PY)
+        return
+    frames = flows_capture("tcpmix", udp=200, udp6=100, tcp=50, icmp=50, span_ms=1000)
+    port = eu.free_port(socket.SOCK_STREAM)
+    col = subprocess.Popen([DEB_PY, TCP_COLLECTOR, str(port)], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    STARTED.append(col)
+    col.stdout.readline()          # "listening"
+    dm = FifoDaemon(["--ipfix", "127.0.0.1:%d" % port, "--ipfix-transport", "tcp",
+                     "--set", "nf_conntrack_udp_timeout=2", "--set",
+                     "nf_conntrack_icmp_timeout=2"])
+    ev = Events(dm)
+    dm.feed(frames)
+    ok_t = dm.wait_tracked()
+    deadline = time.time() + 30
+    while time.time() < deadline and len(ev.destroys()) < 350:
+        time.sleep(0.1)
+    destroys = ev.destroys()
+    listing = dm.request({"v": 1, "cmd": "count"}).get("count")
+    dm.close_feed()
+    rc = dm.stop()           # the 50 TCP connections still open: forced end
+    try:
+        out, err = col.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        col.kill()
+        out, err = col.communicate()
+    recs = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
+    ended = [d for d in recs if d.get("flowEndReason") != 4]
+    forced = [d for d in recs if d.get("flowEndReason") == 4]
+    want = list(eu.expected_biflows(destroys, []).elements())
+    missing, extra, worst = match_times(want, [pyipfix_key(d) for d in ended])
+    eu.ok(ok_t and rc == 0 and len(destroys) == 350 and not missing and not extra and
+          listing == 50 and len(forced) == 50 and
+          all(d["protocolIdentifier"] == 6 for d in forced),
+          "%s: one record per DESTROY event (%d), same addresses, ports, protocol, "
+          "packets, bytes, zone, times within 2 ms (worst %d); the %s open at SIGTERM as "
+          "forced end" % (name, len(destroys), worst, listing),
+          "tracked=%s rc=%s destroys=%d recs=%d forced=%d listing=%s\nmissing %r\n"
+          "extra %r\ncollector: %s\nlog: %s" % (ok_t, rc, len(destroys), len(recs),
+                                                len(forced), listing, missing[:5], extra[:5],
+                                                err[-300:], dm.log()[-600:]))
+    ev.close()
+
+
 def open_at_stop_case():
     """Connections still open at SIGTERM leave as records too (forced end)."""
     name = "daemon IPFIX: the connections open at SIGTERM"
@@ -705,6 +779,7 @@ def main():
         refused_tcp_case()
         metrics_port_in_use_case()
         destroy_case()
+        tcp_destroy_case()
         open_at_stop_case()
         active_timeout_case()
         metrics_case()
