@@ -378,7 +378,9 @@ static void test_every_thread_of_the_daemon_at_once(void **st)
 	 * have them, two minutes at most, so that a slow host is no failure
 	 * and a daemon that stops answering still is one. */
 	for (int w = 0; w < 1200 && (atomic_load(&replies) <= 10 ||
-				      atomic_load(&events_seen) <= 100); w++)
+				      atomic_load(&events_seen) <= 100 ||
+				      atomic_load(&scrapes_ok) <= 2 ||
+				      atomic_load(&ipfix_datagrams) <= 2); w++)
 		usleep(100000);
 	atomic_store(&clients_stop, true);
 	for (int k = 0; k < 6; k++)
