@@ -319,9 +319,7 @@ struct run {
 static void *daemon_main(void *arg)
 {
 	struct run *r = arg;
-	/* --loop: traffic, and so events, until the end, however late the
-	 * subscriber's request is served on a loaded machine */
-	char *argv[] = { "daemon", "--replay", cap_path, "--loop", "--speed", "0", "--workers", "4",
+	char *argv[] = { "daemon", "--replay", cap_path, "--speed", "0", "--workers", "4",
 			 "--socket", sock_path, "--set", "nf_conntrack_checksum=0", "--set",
 			 "nf_conntrack_udp_timeout=1", "--set",
 			 "nf_conntrack_tcp_timeout_syn_recv=2", "--events-buffer-kb", "64",
