@@ -16,7 +16,12 @@ conntrack's (a TCP connection lasts through TIME_WAIT); both report what
 is open at the end of the file.
 
 A third row per capture runs `ctrack read` without --ipfix: the
-replay's own cost, so that what export adds to it is seen.
+replay's own cost, so that what export adds to it is seen.  A fourth,
+ctrack-ipfix, exports without --metrics-file, as softflowd does: the
+metrics sink counts every event, so with it the table builds NEW events
+too (its "exported" is what nfcapd stored).  --ctrack-before PATH adds a
+row with another build of ctrack (e.g. before a change), run the same way
+as the first, in the same alternation.
 
 Captures: by default one this script writes (--flows connections: SYNs
 refused by RST, UDP exchanges, closed TCP sessions) and, when present,
@@ -108,6 +113,8 @@ def count_records(nfdir):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--ctrack", default=os.path.join(ROOT, "build", "tools", "ctrack"))
+    ap.add_argument("--ctrack-before", default=None,
+                    help="another ctrack binary, run as the first row (before/after)")
     ap.add_argument("--flows", type=int, default=100000)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--json", action="store_true")
@@ -132,7 +139,10 @@ def main():
         results = []
         for pcap in pcaps:
             for rep in range(a.reps):
-                for tool in ("ctrack", "softflowd", "ctrack-noexport"):
+                tools = ["ctrack", "softflowd", "ctrack-noexport", "ctrack-ipfix"]
+                if a.ctrack_before:
+                    tools.append("ctrack-before")
+                for tool in tools:
                     # a collector of its own per run, so that its count
                     # is this run's (the same nfcapd program and options)
                     port = free_udp_port()
@@ -141,10 +151,14 @@ def main():
                                             "-w", nfdir, "-t", "3600", "-B", "4194304"],
                                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
                     time.sleep(0.3)
-                    if tool == "ctrack":
-                        cmd = [a.ctrack, "read", "--no-table", "--no-progress", "--ipfix",
+                    if tool in ("ctrack", "ctrack-before"):
+                        exe = a.ctrack if tool == "ctrack" else a.ctrack_before
+                        cmd = [exe, "read", "--no-table", "--no-progress", "--ipfix",
                                "127.0.0.1:%d" % port, "--metrics-file",
                                os.path.join(tmp, "m.prom"), pcap]
+                    elif tool == "ctrack-ipfix":
+                        cmd = [a.ctrack, "read", "--no-table", "--no-progress", "--ipfix",
+                               "127.0.0.1:%d" % port, pcap]
                     elif tool == "ctrack-noexport":
                         # the same replay without export: what tracking
                         # alone costs, so the export's share is seen
@@ -159,7 +173,7 @@ def main():
                                "-c", "none"]
                     wall, cpu, rc, err = timed(cmd)
                     exported = None
-                    if tool == "ctrack":
+                    if tool in ("ctrack", "ctrack-before"):
                         for line in open(os.path.join(tmp, "m.prom")):
                             if line.startswith("ctrack_export_records_total"):
                                 exported = int(float(line.split()[-1]))
@@ -171,6 +185,8 @@ def main():
                         exported = softflowd_expired(err)
                     elif tool == "ctrack-noexport":
                         exported = got = 0
+                    elif tool == "ctrack-ipfix":
+                        exported = got
                     results.append({"pcap": os.path.basename(pcap), "tool": tool, "rep": rep,
                                     "rc": rc, "wall_s": round(wall, 4), "cpu_s": round(cpu, 4),
                                     "records_exported": exported, "records_at_nfcapd": got,

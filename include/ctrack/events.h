@@ -78,6 +78,18 @@ typedef void (*ct_event_fn)(const struct ct_event *ev, void *arg);
  */
 void ct_table_set_event_handler(struct ct_table *t, ct_event_fn fn, void *arg);
 
+/*
+ * ct_table_set_event_mask - which of NEW and UPDATE the handler gets: bits
+ * 1 << CT_EV_NEW and 1 << CT_EV_UPDATE of @mask (default: both).  An event
+ * left out is neither built nor delivered - the entry is not copied out
+ * for it, which is most of an event's cost - so a handler that needs only
+ * DESTROY (a flow exporter) costs the packet path nothing for the others.
+ * DESTROY events are delivered whatever @mask says.  Any thread, any time
+ * (a relaxed store the packet threads see at their next event: events of
+ * packets in flight may follow the old mask).  O(1), cannot fail.
+ */
+void ct_table_set_event_mask(struct ct_table *t, unsigned mask);
+
 #ifdef __cplusplus
 }
 #endif

@@ -227,6 +227,11 @@ struct ct_table {
 	pthread_mutex_t thr_lock;
 	struct cds_list_head threads;
 	_Atomic unsigned threads_attached; /* ever: each thread's ns_shard */
+	_Atomic unsigned ev_skip;           /* 1 << CT_EV_NEW / UPDATE: not
+					     * built, not delivered (issue 26:
+					     * an exporter wants DESTROY only);
+					     * beside threads_attached, whose
+					     * padding it takes */
 	struct ct_counters dead_ctr;        /* from detached threads */
 	_Atomic uint64_t resizes;
 	/* collector */

@@ -14,6 +14,17 @@ void ct_table_set_event_handler(struct ct_table *t, ct_event_fn fn, void *arg)
 	t->ev_fn = fn;
 }
 
+void ct_table_set_event_mask(struct ct_table *t, unsigned mask)
+{
+	unsigned skip = 0;
+
+	if (!(mask & (1u << CT_EV_NEW)))
+		skip |= 1u << CT_EV_NEW;
+	if (!(mask & (1u << CT_EV_UPDATE)))
+		skip |= 1u << CT_EV_UPDATE;
+	atomic_store_explicit(&t->ev_skip, skip, memory_order_relaxed);
+}
+
 void ct_event_emit(struct ct_table *t, enum ct_event_type type, uint32_t what,
 		   enum ct_destroy_cause cause, ct_time_ns now,
 		   const struct ct_conn_info *ci)

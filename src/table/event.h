@@ -23,4 +23,14 @@ static inline bool ct_events_on(const struct ct_table *t)
 	return t->ev_fn != NULL;
 }
 
+/* Whether a NEW or UPDATE event is wanted (ct_table_set_event_mask): the
+ * stages that would emit one test this once, before they copy the entry
+ * out.  DESTROY is never masked: a removal copies the entry under the
+ * locks that remove it and emits after them, and both sides must agree. */
+static inline bool ct_events_want(struct ct_table *t, enum ct_event_type type)
+{
+	return t->ev_fn != NULL &&
+	       !(atomic_load_explicit(&t->ev_skip, memory_order_relaxed) & (1u << type));
+}
+
 #endif /* CT_EVENT_H */

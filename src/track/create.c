@@ -284,7 +284,8 @@ bool ct_track_create(struct ct_thread *thr, struct ct_ns *ns, const struct ct_se
 
 			ct_conn_fill_info(t, c, &ci);
 			ci.status |= CT_ST_CONFIRMED;
-			ct_event_emit(t, CT_EV_NEW, what, CT_DESTROY_NONE, now, &ci);
+			if (ct_events_want(t, CT_EV_NEW))
+				ct_event_emit(t, CT_EV_NEW, what, CT_DESTROY_NONE, now, &ci);
 			ct_event_emit(t, CT_EV_DESTROY, CT_EVW_DESTROY,
 				      CT_DESTROY_PROTOCOL, now, &ci);
 		}
@@ -347,7 +348,7 @@ bool ct_track_create(struct ct_thread *thr, struct ct_ns *ns, const struct ct_se
 	v->dir = CT_DIR_ORIGINAL;
 	v->l4state = new_state;
 	v->flags |= CT_VF_CREATED;
-	if (ct_events_on(t))
+	if (ct_events_want(t, CT_EV_NEW))
 		emit(thr, c, CT_EV_NEW, what, CT_DESTROY_NONE, now);
 	/* a namespace teardown that started meanwhile may have missed us:
 	 * the seq_cst pair with ns/teardown.c's store of DYING makes one side see

@@ -408,7 +408,7 @@ lookup:
 			v->flags |= CT_VF_IGNORED;
 			CT_CTR_INC(thr, ignored);
 		}
-		if (what && ct_events_on(t)) {
+		if (what && ct_events_want(t, CT_EV_UPDATE)) {
 			struct ct_conn_info ci;
 			ct_conn_fill_info(t, c, &ci);
 			ct_conn_unlock(c);

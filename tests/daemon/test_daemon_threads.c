@@ -13,9 +13,13 @@
  * to its socket all the while - list, count, stats, a subscriber reading
  * events, delete, set - so that the workers, the replay feeder, the
  * collector and the main loop all run together; then SIGTERM stops it.
- * What must hold: no TSan report (halt_on_error), every reply is a JSON
- * line of the protocol, the subscriber gets events, and the daemon exits 0
- * with its socket removed.
+ * The daemon also exports (--ipfix to a UDP socket of this test, active
+ * timeouts every second) and serves metrics, which a fifth thread scrapes
+ * all the while (issue 26): the export thread and libmicrohttpd's run
+ * beside the others.  What must hold: no TSan report (halt_on_error),
+ * every reply is a JSON line of the protocol, the subscriber gets events,
+ * scrapes get pages, IPFIX datagrams arrive, and the daemon exits 0 with
+ * its socket removed.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -48,9 +52,11 @@ void dm_table_created(struct ct_table *t)
 	ct_tsan_rcu_wrap(t);
 }
 
-static char dir[40], sock_path[96], cap_path[96];
+static char dir[40], sock_path[96], cap_path[96], ipfix_arg[32], metrics_arg[32];
 static atomic_bool clients_stop;
-static atomic_int replies, events_seen, bad_replies;
+static atomic_int replies, events_seen, bad_replies, scrapes_ok, ipfix_datagrams;
+static int ipfix_fd = -1;
+static uint16_t metrics_port;
 
 /* A frame: Ethernet, IPv4, UDP (no checksum) or TCP (flags; checksums are
  * off in the daemon for this test). */
@@ -232,6 +238,69 @@ static void *subscriber(void *arg)
 	return NULL;
 }
 
+/* GET /metrics over a plain TCP socket until told to stop. */
+static void *scraper(void *arg)
+{
+	static const char req[] = "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+
+	(void)arg;
+	while (!atomic_load(&clients_stop)) {
+		struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(metrics_port) };
+		char buf[65536];
+		size_t have = 0;
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+		    send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL) > 0) {
+			ssize_t n;
+
+			while (have < sizeof(buf) - 1 &&
+			       (n = recv(fd, buf + have, sizeof(buf) - 1 - have, 0)) > 0)
+				have += (size_t)n;
+			buf[have] = 0;
+			if (!strncmp(buf, "HTTP/1.", 7) && strstr(buf, " 200 ") &&
+			    strstr(buf, "ctrack_capture_packets_total"))
+				atomic_fetch_add(&scrapes_ok, 1);
+		}
+		if (fd >= 0)
+			close(fd);
+		usleep(20000);
+	}
+	return NULL;
+}
+
+/* The IPFIX collector: counts datagrams. */
+static void *collector(void *arg)
+{
+	char buf[65536];
+
+	(void)arg;
+	while (!atomic_load(&clients_stop)) {
+		if (recv(ipfix_fd, buf, sizeof(buf), 0) > 0)
+			atomic_fetch_add(&ipfix_datagrams, 1);
+	}
+	return NULL;
+}
+
+/* A loopback port, @type, bound (returned as @fd when wanted) or free. */
+static uint16_t loopback_port(int type, int *keep)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t l = sizeof(a);
+	int fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_true(fd >= 0);
+	assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &l), 0);
+	if (keep)
+		*keep = fd;
+	else
+		close(fd);
+	return ntohs(a.sin_port);
+}
+
 struct run {
 	int rc;
 };
@@ -242,7 +311,9 @@ static void *daemon_main(void *arg)
 	char *argv[] = { "daemon", "--replay", cap_path, "--speed", "0", "--workers", "4",
 			 "--socket", sock_path, "--set", "nf_conntrack_checksum=0", "--set",
 			 "nf_conntrack_udp_timeout=1", "--set",
-			 "nf_conntrack_tcp_timeout_syn_recv=2", "--events-buffer-kb", "64", NULL };
+			 "nf_conntrack_tcp_timeout_syn_recv=2", "--events-buffer-kb", "64",
+			 "--ipfix", ipfix_arg, "--ipfix-active-timeout", "1", "--metrics-listen",
+			 metrics_arg, NULL };
 
 	r->rc = cmd_daemon((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv);
 	return NULL;
@@ -250,7 +321,7 @@ static void *daemon_main(void *arg)
 
 static void test_every_thread_of_the_daemon_at_once(void **st)
 {
-	pthread_t dt, ct[4];
+	pthread_t dt, ct[6];
 	struct run r = { -1 };
 	sigset_t mask;
 	struct stat sb;
@@ -264,6 +335,15 @@ static void test_every_thread_of_the_daemon_at_once(void **st)
 	snprintf(sock_path, sizeof(sock_path), "%s/ctrack.sock", dir);
 	snprintf(cap_path, sizeof(cap_path), "%s/flows.pcap", dir);
 	write_capture();
+	{
+		struct timeval tv = { 0, 100000 };
+
+		snprintf(ipfix_arg, sizeof(ipfix_arg), "127.0.0.1:%u",
+			 loopback_port(SOCK_DGRAM, &ipfix_fd));
+		setsockopt(ipfix_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		metrics_port = loopback_port(SOCK_STREAM, NULL);
+		snprintf(metrics_arg, sizeof(metrics_arg), "127.0.0.1:%u", metrics_port);
+	}
 	/* SIGTERM goes to the daemon's signalfd, whichever thread it hits */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -277,6 +357,8 @@ static void test_every_thread_of_the_daemon_at_once(void **st)
 	for (int k = 0; k < 3; k++)
 		assert_int_equal(pthread_create(&ct[k], NULL, client, (void *)(intptr_t)k), 0);
 	assert_int_equal(pthread_create(&ct[3], NULL, subscriber, NULL), 0);
+	assert_int_equal(pthread_create(&ct[4], NULL, scraper, NULL), 0);
+	assert_int_equal(pthread_create(&ct[5], NULL, collector, NULL), 0);
 	usleep(ms * 1000u);
 	kill(getpid(), SIGHUP);     /* a reload while everything runs */
 	usleep(ms * 500u);
@@ -285,17 +367,25 @@ static void test_every_thread_of_the_daemon_at_once(void **st)
 	 * have them, two minutes at most, so that a slow host is no failure
 	 * and a daemon that stops answering still is one. */
 	for (int w = 0; w < 1200 && (atomic_load(&replies) <= 10 ||
-				      atomic_load(&events_seen) <= 100); w++)
+				      atomic_load(&events_seen) <= 100 ||
+				      atomic_load(&scrapes_ok) <= 2 ||
+				      atomic_load(&ipfix_datagrams) <= 2); w++)
 		usleep(100000);
 	atomic_store(&clients_stop, true);
-	for (int k = 0; k < 4; k++)
+	for (int k = 0; k < 6; k++)
 		pthread_join(ct[k], NULL);
 	kill(getpid(), SIGTERM);
 	pthread_join(dt, NULL);
+	close(ipfix_fd);
+	fprintf(stderr, "replies %d (bad %d), events %d, scrapes %d, IPFIX datagrams %d\n",
+		atomic_load(&replies), atomic_load(&bad_replies), atomic_load(&events_seen),
+		atomic_load(&scrapes_ok), atomic_load(&ipfix_datagrams));
 	assert_int_equal(r.rc, 0);
 	assert_int_equal(atomic_load(&bad_replies), 0);
 	assert_true(atomic_load(&replies) > 10);
 	assert_true(atomic_load(&events_seen) > 100);
+	assert_true(atomic_load(&scrapes_ok) > 2);
+	assert_true(atomic_load(&ipfix_datagrams) > 2);
 	assert_true(stat(sock_path, &sb) != 0);
 	unlink(cap_path);
 	rmdir(dir);

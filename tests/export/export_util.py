@@ -12,9 +12,12 @@ tests only compare.
 """
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
+import tempfile
+import time
 from collections import Counter
 
 _n = 0
@@ -129,18 +132,171 @@ def _iso_ms(text):
     return int(dt.timestamp()) * 1000 + dt.microsecond // 1000
 
 
+class NfdumpError(Exception):
+    """nfdump printed something that is not its JSON (the text says what)."""
+
+
 def nfdump_flows(files):
     """Every flow nfdump reads from @files, as dicts (TZ=UTC, so that its
-    local times are Unix times)."""
+    local times are Unix times).  A file without flows is an empty list
+    (nfdump 1.7.1 prints "[", "No matching flows", "]" for it: not
+    JSON); anything else that is not JSON raises NfdumpError with what
+    nfdump printed on both streams."""
     flows = []
     for f in files:
         out = subprocess.run(["nfdump", "-r", f, "-o", "json"], capture_output=True,
                              text=True, env=dict(os.environ, TZ="UTC"), check=False)
         text = out.stdout.strip()
-        if not text:
+        if text.replace("\n", "").replace(" ", "") in ("", "[Nomatchingflows]"):
+            if out.returncode != 0 or out.stderr.strip():
+                raise NfdumpError("nfdump -r %s: exit %d, stdout %r, stderr %r" %
+                                  (f, out.returncode, out.stdout[:400], out.stderr[:400]))
             continue
-        flows += json.loads(text)
+        try:
+            flows += json.loads(text)
+        except ValueError as e:
+            raise NfdumpError("nfdump -r %s -o json printed no JSON (%s): exit %d, "
+                              "stdout %r, stderr %r" % (f, e, out.returncode,
+                                                        out.stdout[:400], out.stderr[:400]))
     return flows
+
+
+def udp_socket_state(port):
+    """(bytes queued, drops) of the UDP socket bound to 127.0.0.1:@port,
+    from /proc/net/udp (None when there is none)."""
+    want = "0100007F:%04X" % port
+    try:
+        with open("/proc/net/udp") as f:
+            for line in f.readlines()[1:]:
+                col = line.split()
+                if col[1] == want:
+                    return int(col[4].split(":")[1], 16), int(col[-1])
+    except OSError:
+        pass
+    return None
+
+
+def prom_value(path, name, labels=""):
+    """A sample's value in a Prometheus text file (None if absent)."""
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith(name + labels + " "):
+                    return float(line.rsplit(" ", 1)[1])
+    except OSError:
+        pass
+    return None
+
+
+class Nfcapd:
+    """nfcapd (nfdump 1.7.1) on loopback, and how to stop it without losing
+    what it has not read yet.
+
+    nfcapd stops at SIGTERM without reading what waits in its socket: a
+    SIGTERM under load, before it got to the datagrams, left files with
+    no flows (nfdump then prints "No matching flows").  So stop() first
+    waits, by count, until nfcapd has read every datagram the exporter
+    says it sent: nfcapd repeats each datagram it reads (-R) to a socket
+    of ours, and a thread counts them.  Without a count to wait for, it
+    waits until nfcapd's socket is empty and nothing new was read for a
+    moment.  Either wait is bounded; what it saw is in self.diag."""
+
+    def __init__(self, tmp, started, port=None):
+        import threading
+        self.port = port or free_port()
+        self.dir = tempfile.mkdtemp(dir=tmp, prefix="nfcapd.")
+        self.log = os.path.join(tmp, os.path.basename(self.dir) + ".log")
+        self.rep = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self.rep.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        self.rep.bind(("127.0.0.1", 0))
+        self.read = 0
+        self.diag = ""
+        self._done = False
+        self._lock = threading.Lock()
+        self._t = threading.Thread(target=self._count, daemon=True)
+        self._t.start()
+        # -B: the socket buffer rmem_max allows (4 MiB here), as a
+        # collector for bursts is set up; -R: every datagram read, to us
+        with open(self.log, "wb") as lf:
+            self.p = subprocess.Popen(["nfcapd", "-b", "127.0.0.1", "-p", str(self.port),
+                                       "-w", self.dir, "-t", "3600", "-B", "4194304",
+                                       "-R", "127.0.0.1/%d" % self.rep.getsockname()[1]],
+                                      stdout=lf, stderr=subprocess.STDOUT)
+        started.append(self.p)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if "Startup nfcapd" in self.log_text() and udp_socket_state(self.port):
+                return
+            if self.p.poll() is not None:
+                break
+            time.sleep(0.02)
+        raise RuntimeError("nfcapd did not start on port %d: %s" % (self.port,
+                                                                     self.log_text()[-500:]))
+
+    def _count(self):
+        self.rep.settimeout(0.1)
+        while not self._done:
+            try:
+                self.rep.recv(65536)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            with self._lock:
+                self.read += 1
+
+    def log_text(self):
+        try:
+            with open(self.log, errors="replace") as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def datagrams_read(self):
+        with self._lock:
+            return self.read
+
+    def wait_read(self, expect=None, timeout=60):
+        """Until nfcapd has read @expect datagrams (None: until its socket
+        is empty and 0.3 s passed without a datagram read); False when the
+        time ran out."""
+        deadline = time.monotonic() + timeout
+        last, still = -1, 0
+        while time.monotonic() < deadline:
+            n = self.datagrams_read()
+            st = udp_socket_state(self.port)
+            if expect is not None and n >= expect:
+                return True
+            if expect is None:
+                if n == last and st and st[0] == 0:
+                    still += 1
+                    if still >= 6:
+                        return True
+                else:
+                    still = 0
+            last = n
+            time.sleep(0.05)
+        return False
+
+    def stop(self, expect=None, timeout=60):
+        """Stop it (it writes its file on SIGTERM) once it has read what
+        was sent (wait_read); the flows it stored."""
+        settled = self.wait_read(expect, timeout)
+        st = udp_socket_state(self.port)
+        self.p.send_signal(signal.SIGTERM)
+        self.p.wait(timeout=30)
+        self._done = True
+        self._t.join()
+        self.rep.close()
+        self.diag = ("nfcapd read %d datagrams%s%s; its socket: %s; its log ends: %s" % (
+            self.datagrams_read(),
+            "" if expect is None else " of the %d the exporter sent" % expect,
+            "" if settled else " (gave up waiting after %d s)" % timeout,
+            "%d bytes unread, %d dropped" % st if st else "gone",
+            " | ".join(self.log_text().strip().splitlines()[-3:])))
+        files = [os.path.join(self.dir, f) for f in os.listdir(self.dir)
+                 if f.startswith("nfcapd.2")]
+        return nfdump_flows(sorted(files))
 
 
 def nfdump_key(fl, uniflow=False):

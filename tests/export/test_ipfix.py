@@ -64,35 +64,31 @@ def _cleanup():
     shutil.rmtree(TMP, ignore_errors=True)
 
 
-class Nfcapd:
-    def __init__(self, port=None):
-        self.port = port or eu.free_port()
-        self.dir = tempfile.mkdtemp(dir=TMP, prefix="nfcapd.")
-        # -B: the socket buffer rmem_max allows (4 MiB here), as a
-        # collector for bursts is set up
-        self.p = subprocess.Popen(["nfcapd", "-b", "127.0.0.1", "-p", str(self.port),
-                                   "-w", self.dir, "-t", "3600", "-B", "4194304"],
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        STARTED.append(self.p)
-        for _ in range(200):
-            if port_taken(self.port, socket.SOCK_DGRAM):
-                return
-            time.sleep(0.02)
-        raise RuntimeError("nfcapd did not start")
-
-    def stop(self):
-        """Stop it (it writes its file on SIGTERM); the flows it stored."""
-        time.sleep(0.3)     # let it read what is in its socket
-        self.p.send_signal(signal.SIGTERM)
-        self.p.wait(timeout=20)
-        files = [os.path.join(self.dir, f) for f in os.listdir(self.dir)
-                 if f.startswith("nfcapd.2")]
-        return eu.nfdump_flows(sorted(files))
+def Nfcapd(port=None):
+    return eu.Nfcapd(TMP, STARTED, port)
 
 
 def run_export(pcap, args, collector="127.0.0.1:%d", port=None, stdin=None):
-    cmd = [CT, "read", "--no-table", "--ipfix", collector % port, *args, pcap]
-    return subprocess.run(cmd, capture_output=True, text=True, input=stdin, timeout=300)
+    """`ctrack read --ipfix` of @pcap; (result, messages it sent) - the
+    count from its own metrics file, for the collector to wait for."""
+    mf = os.path.join(TMP, "export.prom")
+    if os.path.exists(mf):
+        os.unlink(mf)
+    cmd = [CT, "read", "--no-table", "--ipfix", collector % port, "--metrics-file", mf,
+           *args, pcap]
+    r = subprocess.run(cmd, capture_output=True, text=True, input=stdin, timeout=300)
+    sent = eu.prom_value(mf, "ctrack_export_messages_total", '{exporter="ipfix"}')
+    return r, None if sent is None else int(sent)
+
+
+def stop_collector(n, sent):
+    """(flows, diagnostics) of nfcapd @n once it read the @sent datagrams;
+    flows None when nfdump printed something that is not JSON."""
+    try:
+        flows = n.stop(sent)
+        return flows, n.diag
+    except eu.NfdumpError as e:
+        return None, "%s\n%s" % (e, n.diag)
 
 
 def have(prog):
@@ -106,13 +102,14 @@ def udp_case(name, pcap, args=(), uniflow=False):
     destroys, table = eu.ctrack_view(CT, pcap, args)
     want = (eu.expected_uniflows if uniflow else eu.expected_biflows)(destroys, table)
     n = Nfcapd()
-    r = run_export(pcap, list(args) + (["--ipfix-uniflow"] if uniflow else []), port=n.port)
-    flows = n.stop()
-    got = Counter(eu.nfdump_key(f, uniflow) for f in flows)
-    eu.ok(r.returncode == 0 and want == got and sum(want.values()) > 0,
+    r, sent = run_export(pcap, list(args) + (["--ipfix-uniflow"] if uniflow else []),
+                         port=n.port)
+    flows, diag = stop_collector(n, sent)
+    got = Counter(eu.nfdump_key(f, uniflow) for f in flows or [])
+    eu.ok(r.returncode == 0 and flows is not None and want == got and sum(want.values()) > 0,
           "%s: nfcapd shows one flow per DESTROY and open connection (%d flows)" %
           (name, sum(want.values())),
-          "rc=%d stderr=%s\n%s" % (r.returncode, r.stderr, eu.diff(want, got)))
+          "rc=%d stderr=%s\n%s\n%s" % (r.returncode, r.stderr, diag, eu.diff(want, got)))
 
 
 # ---- UDP to nfcapd: the project's, the test's and shared captures ----
@@ -156,8 +153,9 @@ def active_case():
     gc.write_pcap(path, p)
     destroys, table = eu.ctrack_view(CT, path)
     n = Nfcapd()
-    r = run_export(path, ["--ipfix-active-timeout", "20"], port=n.port)
-    flows = n.stop()
+    r, sent = run_export(path, ["--ipfix-active-timeout", "20"], port=n.port)
+    flows, diag = stop_collector(n, sent)
+    flows = flows or []
     long_fl = [f for f in flows if f.get("src_port") == 5000]
     [conn] = [d for d in destroys + table if d["orig"].get("sport") == 5000]
     sums = (sum(f["in_packets"] for f in long_fl), sum(f["in_bytes"] for f in long_fl),
@@ -173,8 +171,8 @@ def active_case():
           lasts[-1] == eu.ns_to_ms(conn["last_seen"]),
           "active timeout 20 s: a 100 s flow in %d records whose counts add up to its "
           "counters" % len(long_fl),
-          "rc=%d %s records=%d sums=%r want=%r firsts=%r" %
-          (r.returncode, r.stderr, len(long_fl), sums, want, firsts))
+          "rc=%d %s records=%d sums=%r want=%r firsts=%r\n%s" %
+          (r.returncode, r.stderr, len(long_fl), sums, want, firsts, diag))
 
 
 active_case()
@@ -194,7 +192,7 @@ def tcp_collect(pcap, args=()):
                            stderr=subprocess.PIPE, text=True)
     STARTED.append(col)
     col.stdout.readline()          # "listening"
-    r = run_export(pcap, ["--ipfix-transport", "tcp", *args], port=port)
+    r, _ = run_export(pcap, ["--ipfix-transport", "tcp", *args], port=port)
     try:
         out, err = col.communicate(timeout=60)
     except subprocess.TimeoutExpired:
@@ -322,13 +320,15 @@ def late_collector_case():
     for t, fr in sorted(part2, key=lambda x: x[0]):
         p.stdin.write(gc.pcap_record(t, fr))
     _, err = p.communicate(timeout=60)
-    flows = n.stop()
-    nets = Counter(f["src4_addr"].split(".")[1] for f in flows)
+    # how many of ctrack's datagrams reached it is not known here (those
+    # sent before it started were refused): wait until it read them all
+    flows, diag = stop_collector(n, None)
+    nets = Counter(f["src4_addr"].split(".")[1] for f in flows or [])
     eu.ok(p.returncode == 0 and nets["12"] == 100 and nets["11"] < 20 and
           b"could not be sent" in err,
           "a collector started late decodes every later record (templates again "
           "over UDP); the records sent before it are counted lost",
-          "rc=%d nets=%r stderr=%s" % (p.returncode, dict(nets), err.decode()))
+          "rc=%d nets=%r stderr=%s\n%s" % (p.returncode, dict(nets), err.decode(), diag))
 
 
 late_collector_case()
@@ -340,7 +340,7 @@ def template_cadence_case():
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind(("127.0.0.1", port))
     s.settimeout(2.0)
-    r = run_export(MIX, ["--ipfix-template-every", "4"], port=port)
+    r, _ = run_export(MIX, ["--ipfix-template-every", "4"], port=port)
     kinds = []
     try:
         while True:

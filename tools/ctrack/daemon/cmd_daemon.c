@@ -8,10 +8,14 @@
  * order is chosen so that a failure leaves nothing behind and no packet
  * is tracked by half a daemon: the table and its event handler, the
  * control socket (a second daemon on the same socket stops here), the
- * sources (rings joined in one fanout group, or the capture opened), the
- * workers, the collector thread on the daemon's clock, and last the
- * replay's feeder.  Shutdown goes the other way, so that no thread is
- * left using what is freed.
+ * flow export and metrics listener (a TCP collector that refuses, a port
+ * in use: stopped here), the sources (rings joined in one fanout group,
+ * or the capture opened), the workers, the collector thread on the
+ * daemon's clock, and last the replay's feeder.  Shutdown goes the other
+ * way, so that no thread is left using what is freed; the export goes
+ * once the packet threads and the collector stopped and their last
+ * events were handed over, so that every connection that ended has its
+ * record and those still open theirs (docs/export.md).
  *
  * SIGHUP rereads the config file and the original command line
  * (options.c) and applies what can change while running: the conntrack
@@ -186,6 +190,7 @@ int cmd_daemon(int argc, char **argv)
 	memset(d->w, 0, sizeof(*d->w) * d->n_workers);
 	ct_table_config_default(&cfg);
 	cfg.settings = d->opt.set;
+	ex_table_config(&d->opt.ex, &cfg);    /* TCP flags for IPFIX */
 	if ((r = ct_table_create(&cfg, &d->t)) < 0) {
 		fprintf(stderr, "ctrack daemon: cannot create the table: %s\n", strerror(-r));
 		return CT_EXIT_INTERNAL;
@@ -193,6 +198,8 @@ int cmd_daemon(int argc, char **argv)
 	if (dm_table_created)
 		dm_table_created(d->t);
 	ct_table_set_event_handler(d->t, evbus_handler, d->bus);
+	/* nobody reads events yet: the table builds none but DESTROY */
+	ct_table_set_event_mask(d->t, evbus_want(d->bus));
 	d->thr = ct_thread_attach(d->t);
 	if (!d->thr) {
 		fprintf(stderr, "ctrack daemon: out of memory\n");
@@ -205,6 +212,10 @@ int cmd_daemon(int argc, char **argv)
 
 	if (ctl_server_open(d, err, sizeof(err)) < 0) {
 		rc = CT_EXIT_INPUT;
+		goto out;
+	}
+	if (dm_export_start(d, err, sizeof(err)) < 0) {
+		rc = CT_EXIT_USAGE;
 		goto out;
 	}
 	if (d->opt.n_ifaces)
@@ -258,6 +269,14 @@ out:
 	dm_workers_stop(d);
 	dm_replay_close(d);
 	ct_gc_stop(d->t);
+	if (d->ex) {
+		/* the last DESTROYs, then the export's end: before the rings
+		 * go, which a scrape reads */
+		if (d->srv)
+			ctl_server_drain(d);
+		if (dm_export_stop(d) < 0 && rc == CT_EXIT_OK)
+			rc = CT_EXIT_INTERNAL;
+	}
 	dm_live_close(d);
 	ctl_server_close(d);
 	ct_table_set_event_handler(d->t, NULL, NULL);

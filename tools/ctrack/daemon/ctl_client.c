@@ -221,6 +221,38 @@ static void print_stats_text(struct cl *c, json_t *j)
 					      json_integer_value(v));
 			out_put(c, line, (size_t)n);
 		}
+		{
+			/* the flow export (issue 26): the queue, then each
+			 * exporter's counters, key=value as above */
+			json_t *x = json_object_get(j, "export"), *sx;
+
+			if (!x)
+				return;
+			n = 0;
+			json_object_foreach(x, key, v)
+				if (json_is_integer(v))
+					n += snprintf(line + n, sizeof(line) - (size_t)n, "%s%s=%"
+						      JSON_INTEGER_FORMAT, n ? " " : "export: ", key,
+						      json_integer_value(v));
+			out_put(c, line, (size_t)n);
+			json_object_foreach(x, key, sx) {
+				const char *k2;
+
+				if (!json_is_object(sx))
+					continue;
+				n = snprintf(line, sizeof(line), "export %s:", key);
+				json_object_foreach(sx, k2, v) {
+					if (json_is_integer(v))
+						n += snprintf(line + n, sizeof(line) - (size_t)n,
+							      " %s=%" JSON_INTEGER_FORMAT, k2,
+							      json_integer_value(v));
+					else if (json_is_string(v))
+						n += snprintf(line + n, sizeof(line) - (size_t)n,
+							      " %s=%s", k2, json_string_value(v));
+				}
+				out_put(c, line, (size_t)n);
+			}
+		}
 	}
 }
 

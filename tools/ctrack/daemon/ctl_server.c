@@ -86,6 +86,7 @@ struct client {
 	uint64_t ev_lost_pending;
 	uint64_t ev_lost;
 	uint64_t ev_sent;
+	uint64_t serial;    /* the connection's number (metrics' client label) */
 };
 
 struct ctl_server {
@@ -101,6 +102,8 @@ struct ctl_server {
 	uint64_t accepted, refused_perm, refused_full, requests, bad_requests, too_long,
 		 denied_admin, disconnect_mid_job, ev_lost_clients, listed;
 	uint64_t last_ring_drops;
+	bool subs_dirty;    /* a subscriber came, went or lost events: the
+			     * metrics' copy is behind */
 	bool stop;
 };
 
@@ -184,14 +187,38 @@ static void want_out(struct ctl_server *s, struct client *c, bool on)
 	epoll_ctl(s->epfd, EPOLL_CTL_MOD, c->fd, &ev);
 }
 
+/* A subscriber came (+1) or went (-1): what the table builds follows. */
+static void subscribers(struct daemon *d, int delta)
+{
+	d->srv->n_subs = (unsigned)((int)d->srv->n_subs + delta);
+	evbus_subscribers(d->bus, delta);
+	ct_table_set_event_mask(d->t, evbus_want(d->bus));
+	d->srv->subs_dirty = true;
+}
+
+/* The subscribers as a metrics scrape shows them (dm_export.c). */
+static void publish_subs(struct daemon *d)
+{
+	struct ctl_server *s = d->srv;
+	struct dm_sub_stat st[256];
+	size_t n = 0;
+
+	s->subs_dirty = false;
+	if (!d->ex)
+		return;
+	for (struct client *c = s->clients; c && n < 256; c = c->next)
+		if (c->st == CS_EVENTS)
+			st[n++] = (struct dm_sub_stat){ c->serial, (int)c->pid, (unsigned)c->uid,
+							c->ev_sent, c->ev_lost };
+	dm_export_publish_subs(d, st, n, s->ev_lost_clients);
+}
+
 static void client_free(struct daemon *d, struct client *c)
 {
 	struct ctl_server *s = d->srv;
 
-	if (c->st == CS_EVENTS) {
-		s->n_subs--;
-		evbus_subscribers(d->bus, -1);
-	}
+	if (c->st == CS_EVENTS)
+		subscribers(d, -1);
 	if (c->st == CS_LIST || c->st == CS_DELETE)
 		s->disconnect_mid_job++;
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, c->fd, NULL);
@@ -325,6 +352,7 @@ static void do_accept(struct daemon *d)
 			continue;
 		}
 		c->fd = fd;
+		c->serial = s->accepted + 1;
 		c->pid = cr.pid;
 		c->uid = cr.uid;
 		c->gid = cr.gid;
@@ -591,6 +619,8 @@ static void cmd_stats(struct daemon *d, struct client *c)
 			"file", d->opt.replay, "frames", (json_int_t)rs.frames,
 			"bytes", (json_int_t)rs.bytes, "done", rs.done, "error", rs.error));
 	}
+	if (d->ex)
+		json_object_set_new(j, "export", dm_export_stats_json(d));
 	json_object_set_new(j, "uptime_s", json_real((double)(dclock_now() - d->started) / 1e9));
 	json_object_set_new(j, "reloads", json_integer((json_int_t)d->reloads));
 	put_json(c, j);
@@ -615,6 +645,11 @@ static void cmd_set(struct daemon *d, struct client *c)
 	    !strcmp(c->req.name, "net.netfilter.nf_conntrack_buckets")) {
 		put_error(c, "EPERM", "nf_conntrack_buckets: the table resizes itself; the "
 			  "initial size is set at start (--set)");
+		return;
+	}
+	if (d->opt.ex.ipfix[0] && !set.timestamp) {
+		put_error(c, "EPERM", "nf_conntrack_timestamp: flow records (--ipfix) carry the "
+			  "first and last packet's times; it stays 1 while the daemon exports");
 		return;
 	}
 	if ((r = ct_ns_set_settings(d->t, 0, &set)) < 0) {
@@ -745,8 +780,7 @@ static void execute(struct daemon *d, struct client *c)
 	case CMD_EVENTS:
 		set_fmt(d, c);
 		c->st = CS_EVENTS;
-		s->n_subs++;
-		evbus_subscribers(d->bus, 1);
+		subscribers(d, 1);
 		put_json(c, json_pack("{s:i,s:b,s:s,s:s}", "v", CTL_PROTO_VERSION, "ok", 1, "cmd",
 				      "events", "format", format_name(c->req.format)));
 		break;
@@ -908,6 +942,7 @@ static void put_event(struct daemon *d, struct client *c, const struct ct_event 
 		c->ev_lost_pending++;
 		c->ev_lost++;
 		d->srv->ev_lost_clients++;
+		d->srv->subs_dirty = true;
 		return;
 	}
 	if (c->ev_lost_pending)
@@ -923,6 +958,9 @@ static void direct_event(const struct ct_event *ev, void *arg)
 {
 	struct daemon *d = arg;
 
+	dm_export_event(d, ev);
+	if (!d->srv->n_subs)
+		return;
 	for (struct client *c = d->srv->clients; c; c = c->next)
 		if (c->st == CS_EVENTS)
 			put_event(d, c, ev);
@@ -941,14 +979,24 @@ static void drain_events(struct daemon *d)
 				if (c->st == CS_EVENTS) {
 					c->ev_lost_pending += lost;
 					c->ev_lost += lost;
+					s->subs_dirty = true;
 				}
-		if (!s->n_subs)
-			continue;
-		for (size_t i = 0; i < n; i++)
-			for (struct client *c = s->clients; c; c = c->next)
-				if (c->st == CS_EVENTS)
-					put_event(d, c, &s->evbuf[i]);
+		if (d->ex)
+			for (size_t i = 0; i < n; i++)
+				dm_export_event(d, &s->evbuf[i]);
+		if (s->n_subs)
+			for (size_t i = 0; i < n; i++)
+				for (struct client *c = s->clients; c; c = c->next)
+					if (c->st == CS_EVENTS)
+						put_event(d, c, &s->evbuf[i]);
+		if (n)
+			dm_export_kick(d);
 	} while (n == EV_BATCH);
+}
+
+void ctl_server_drain(struct daemon *d)
+{
+	drain_events(d);
 }
 
 /* ---- signals and housekeeping ---- */
@@ -1151,7 +1199,8 @@ int ctl_server_run(struct daemon *d)
 		for (struct client *c = s->clients; c; c = c->next)
 			if ((c->st == CS_LIST || c->st == CS_DELETE) && ob_pending(&c->out) < OUT_LOW)
 				jobs = true;
-		timeout = jobs ? 0 : s->n_subs ? 10 : 1000;
+		/* events are taken every 10 ms while someone reads them */
+		timeout = jobs ? 0 : s->n_subs || d->ex ? 10 : 1000;
 		n = epoll_wait(s->epfd, evs, 64, timeout);
 		for (int i = 0; i < n; i++) {
 			void *p = evs[i].data.ptr;
@@ -1200,6 +1249,8 @@ int ctl_server_run(struct daemon *d)
 			if (c->st == CS_IDLE && c->in_len)
 				handle_input(d, c);
 		}
+		if (s->subs_dirty)
+			publish_subs(d);
 	}
 	return 0;
 }

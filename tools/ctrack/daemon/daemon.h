@@ -14,7 +14,11 @@
  *   the main thread (ctl_server.c): the control socket's clients, the
  *   event subscribers, signals, once-a-second housekeeping
  *
- * plus the library's collector thread (ct_gc_start) on the daemon's clock.
+ * plus the library's collector thread (ct_gc_start) on the daemon's clock,
+ * and with --ipfix or --metrics-listen the export thread (dm_export.c):
+ * the main thread hands it the DESTROY events it drains, through a
+ * bounded queue, and it encodes and sends the flow records, runs the
+ * active timeouts and serves the metrics (libmicrohttpd's own thread).
  *
  * Threads and what they own.  A worker owns its ct_thread, reassembler,
  * ring or frame queue and counters (written by it alone, read by the main
@@ -45,6 +49,7 @@
 #include <sys/types.h>
 
 #include "ctrack/ctrack.h"
+#include "../export/export.h"
 #include "../format.h"
 
 #define DM_MAX_IFACES 16
@@ -72,6 +77,8 @@ struct dm_options {
 	bool loop;                  /* --loop: replay the file again and again */
 	int control_nice;           /* --control-nice: the main thread's nice */
 	struct ct_settings set;     /* --set, --sysctl-file, --router */
+	struct ex_opts ex;          /* --ipfix*, --metrics-listen (issue 26) */
+	unsigned export_queue;      /* --export-queue: events for the export */
 	bool have_config;
 	bool check;                 /* --check: parse, report, exit */
 };
@@ -136,7 +143,13 @@ struct dm_worker {
 	_Atomic uint64_t frames;
 	_Atomic uint64_t bad_link;
 	_Atomic uint64_t bursts;
+	_Atomic uint64_t lat_sum_ns;   /* of the bursts' durations */
 	_Atomic uint64_t lat[DM_LAT_BUCKETS];
+	/* live: frames by the interface they came in on (the position of
+	 * its ifindex in --interface's list; the last: any other) */
+	_Atomic uint64_t if_frames[DM_MAX_IFACES + 1];
+	uint32_t last_ifindex;         /* the last frame's, and its slot */
+	unsigned last_ifslot;
 };
 
 /* ---- the daemon ---- */
@@ -144,6 +157,7 @@ struct dm_worker {
 struct ctl_server;
 struct evbus;
 struct replay;
+struct dm_export;
 
 struct daemon {
 	struct dm_options opt;
@@ -156,6 +170,7 @@ struct daemon {
 	struct replay *rp;
 	struct evbus *bus;
 	struct ctl_server *srv;
+	struct dm_export *ex;       /* NULL without --ipfix, --metrics-listen */
 	struct fmt_opts fo;         /* the daemon's defaults for listings */
 	_Atomic uint64_t min_timeout_ns; /* bursts end before an entry could
 				     * expire (the settings' shortest) */
@@ -175,6 +190,8 @@ void dm_worker_frame(struct dm_worker *w, int linktype, const uint8_t *data,
 void dm_worker_flush(struct dm_worker *w);
 
 /* src_afpacket.c: the live sources of all workers */
+/* The slot of @ifindex in --interface's list (DM_MAX_IFACES: another). */
+unsigned dm_live_iface_slot(uint32_t ifindex);
 int dm_live_open(struct daemon *d, char *err, size_t errlen);
 int dm_live_set_filter(struct daemon *d, const char *expr, char *err, size_t errlen);
 void dm_live_close(struct daemon *d);
@@ -207,9 +224,13 @@ void evbus_handler(const struct ct_event *ev, void *arg);
 /* Give the calling thread its own ring (workers, before their first
  * packet); other threads get one at their first event. */
 struct ev_ring *evbus_attach(struct evbus *b);
-/* Subscribers come and go on the main thread; with none, the handler
- * returns at once. */
+/* Subscribers come and go on the main thread; while there is one every
+ * event is queued, otherwise those of the base mask (1 << CT_EV_*: the
+ * export's DESTROYs), and with neither the handler returns at once.
+ * evbus_want() is that mask now, for ct_table_set_event_mask. */
 void evbus_subscribers(struct evbus *b, int delta);
+void evbus_set_base(struct evbus *b, unsigned mask);
+unsigned evbus_want(struct evbus *b);
 /*
  * evbus_drain - the consumer (main thread): move up to @max queued
  * events into @out, in time order across the producing threads; returns
@@ -217,7 +238,7 @@ void evbus_subscribers(struct evbus *b, int delta);
  * because their ring was full, since the last call.
  */
 size_t evbus_drain(struct evbus *b, struct ct_event *out, size_t max, uint64_t *lost);
-uint64_t evbus_lost_total(struct evbus *b);
+uint64_t evbus_lost_total(struct evbus *b);   /* any thread */
 /* The consumer thread's own events bypass the rings: @fn gets them at
  * once (set on the consumer thread, before it causes any). */
 void evbus_set_direct(void (*fn)(const struct ct_event *, void *), void *arg);
@@ -230,6 +251,48 @@ int ctl_server_run(struct daemon *d);
 void ctl_server_close(struct daemon *d);
 /* After a SIGHUP changed the groups or limits. */
 int ctl_server_reconfigure(struct daemon *d, char *err, size_t errlen);
+/* Hand what the event rings hold to the subscribers and the export (at
+ * shutdown, once the producers stopped). */
+void ctl_server_drain(struct daemon *d);
+
+/* ---- flow export and metrics (dm_export.c, issue 26) ---- */
+
+/*
+ * dm_export_start - with --ipfix or --metrics-listen: open the collector
+ * (a TCP one must accept now: a clear error otherwise), the metrics
+ * listener (a port in use is an error), and start the export thread.
+ * Before the sources: nothing is tracked by a daemon that cannot export.
+ * Returns 0 (also when neither option is given: d->ex stays NULL), or -1
+ * with a sentence in @err.
+ */
+int dm_export_start(struct daemon *d, char *err, size_t errlen);
+/* The main thread, for each event it drains (and its own): a DESTROY goes
+ * into the export's queue, or is counted as dropped when it is full.
+ * Never blocks.  dm_export_kick() after a batch wakes the export thread. */
+void dm_export_event(struct daemon *d, const struct ct_event *ev);
+void dm_export_kick(struct daemon *d);
+/* `ctrack stats`' "export" member (main thread); NULL without export. */
+struct json_t;
+struct json_t *dm_export_stats_json(struct daemon *d);
+/* The event-stream clients as a scrape shows them (main thread: when they
+ * change; the scrape reads a copy under a lock). */
+struct dm_sub_stat {
+	uint64_t id;        /* the connection's number, from 1 */
+	int pid;
+	unsigned uid;
+	uint64_t sent, lost;
+};
+void dm_export_publish_subs(struct daemon *d, const struct dm_sub_stat *s, size_t n,
+			    uint64_t lost_at_clients);
+/*
+ * dm_export_stop - once the workers and the collector stopped and the
+ * rings were drained (ctl_server_drain): the export thread takes what is
+ * queued, reports the connections still open (unless --ipfix-no-final),
+ * gives a TCP collector 5 s to take the rest, and stops; the log says
+ * what was sent and lost.  Then the listener stops.  Returns 0, or -1
+ * when the export failed (the exit status says so).
+ */
+int dm_export_stop(struct daemon *d);
 
 /* cmd_daemon.c: the state file's hooks (issue 25 part 3, phase 2: the
  * table is saved here on SIGTERM and every --state-interval, and loaded

@@ -12,7 +12,12 @@
  * A full ring drops the event and counts it in the ring (the producer is
  * its only writer); the main thread reports the loss to every subscriber,
  * as the kernel reports ENOBUFS to a netlink listener that fell behind.
- * With no subscriber the handler returns before touching anything.
+ * What is queued is what someone reads: every event while there is an
+ * `events` subscriber, DESTROY alone for the flow export and the metrics
+ * (issue 26), nothing otherwise - the handler then returns before
+ * touching anything, and evbus_want() is the mask the daemon gives the
+ * table (ct_table_set_event_mask), so that the events nobody reads are
+ * not even copied out of their entries.
  *
  * Order.  A connection's events come from the one worker that sees its
  * packets, except its timeout, which the collector reports, and a flush
@@ -58,8 +63,11 @@ struct evbus {
 	unsigned n_rings;
 	uint64_t ring_events;              /* a power of two */
 	_Atomic int subscribers;
+	_Atomic unsigned base;             /* wanted without subscribers */
+	_Atomic unsigned want;             /* 1 << CT_EV_*: what is queued */
 	_Atomic uint64_t attach_failed;    /* events lost: no ring (no memory) */
-	uint64_t lost_total;               /* the consumer's sum */
+	_Atomic uint64_t lost_total;       /* the consumer's sum (read by a
+					    * metrics scrape too) */
 	/* the consumer's scratch */
 	struct ct_event *scratch;
 	struct ev_key *keys;
@@ -135,9 +143,31 @@ struct ev_ring *evbus_attach(struct evbus *b)
 	return r;
 }
 
+#define EV_ALL (1u << CT_EV_NEW | 1u << CT_EV_UPDATE | 1u << CT_EV_DESTROY)
+
+static void recompute_want(struct evbus *b)
+{
+	unsigned w = atomic_load_explicit(&b->subscribers, memory_order_relaxed) > 0
+		     ? EV_ALL : atomic_load_explicit(&b->base, memory_order_relaxed);
+
+	atomic_store_explicit(&b->want, w, memory_order_relaxed);
+}
+
 void evbus_subscribers(struct evbus *b, int delta)
 {
 	atomic_fetch_add_explicit(&b->subscribers, delta, memory_order_relaxed);
+	recompute_want(b);
+}
+
+void evbus_set_base(struct evbus *b, unsigned mask)
+{
+	atomic_store_explicit(&b->base, mask, memory_order_relaxed);
+	recompute_want(b);
+}
+
+unsigned evbus_want(struct evbus *b)
+{
+	return atomic_load_explicit(&b->want, memory_order_relaxed);
 }
 
 void evbus_handler(const struct ct_event *ev, void *arg)
@@ -146,7 +176,7 @@ void evbus_handler(const struct ct_event *ev, void *arg)
 	struct ev_ring *r;
 	uint64_t h;
 
-	if (atomic_load_explicit(&b->subscribers, memory_order_relaxed) <= 0)
+	if (!(atomic_load_explicit(&b->want, memory_order_relaxed) & (1u << ev->type)))
 		return;
 	if (tl_direct) {
 		tl_direct(ev, tl_direct_arg);
@@ -224,7 +254,9 @@ size_t evbus_drain(struct evbus *b, struct ct_event *out, size_t max, uint64_t *
 
 		l += af;
 	}
-	b->lost_total += l;
+	atomic_store_explicit(&b->lost_total,
+			      atomic_load_explicit(&b->lost_total, memory_order_relaxed) + l,
+			      memory_order_relaxed);
 	*lost = l;
 	if (n > 1)
 		qsort(b->keys, n, sizeof(*b->keys), key_cmp);
@@ -235,5 +267,5 @@ size_t evbus_drain(struct evbus *b, struct ct_event *out, size_t max, uint64_t *
 
 uint64_t evbus_lost_total(struct evbus *b)
 {
-	return b->lost_total;
+	return atomic_load_explicit(&b->lost_total, memory_order_relaxed);
 }

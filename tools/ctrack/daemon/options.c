@@ -35,6 +35,8 @@ void dm_options_default(struct dm_options *o)
 	o->events_buffer_kb = 4096;
 	o->event_ring = 16384;
 	o->control_nice = 10;
+	o->export_queue = 65536;
+	ex_opts_init(&o->ex);
 	ct_settings_default(&o->set);
 	/* the tool's one difference from a fresh kernel namespace, as in
 	 * `ctrack read`: counters are what people look at */
@@ -45,6 +47,8 @@ enum opt_id {
 	O_INTERFACE = 1, O_FILTER, O_REPLAY, O_SPEED, O_WORKERS, O_SOCKET, O_SOCKET_GROUP,
 	O_ADMIN_GROUP, O_SOCKET_MODE, O_RING_MB, O_RING_TIMEOUT, O_MAX_CLIENTS,
 	O_EVENTS_BUFFER, O_EVENT_RING, O_LOOP, O_CONTROL_NICE, O_SET, O_SYSCTL_FILE, O_ROUTER, O_CONFIG, O_CHECK, O_HELP,
+	O_EXPORT_QUEUE,
+	/* and export.h's EX_OPT_* for the flow export and metrics */
 };
 
 struct opt_def {
@@ -81,6 +85,26 @@ static const struct opt_def defs[] = {
 	{ "sysctl-file", O_SYSCTL_FILE, 1, "FILE", "NAME = VALUE lines (sysctl -a)" },
 	{ "router", O_ROUTER, 0, NULL,
 	  "traffic a router would not forward never creates an entry" },
+	{ "ipfix", EX_OPT_IPFIX, 1, "HOST:PORT",
+	  "send a flow record (IPFIX) for each connection that ends" },
+	{ "ipfix-transport", EX_OPT_IPFIX_TRANSPORT, 1, "udp|tcp",
+	  "default udp; a TCP collector must accept at start" },
+	{ "ipfix-active-timeout", EX_OPT_IPFIX_ACTIVE, 1, "S",
+	  "also report connections open S seconds, every S seconds" },
+	{ "ipfix-uniflow", EX_OPT_IPFIX_UNIFLOW, 0, NULL,
+	  "a record per direction instead of a biflow (RFC 5103)" },
+	{ "ipfix-no-final", EX_OPT_IPFIX_NO_FINAL, 0, NULL,
+	  "at stop, do not report the connections still open" },
+	{ "ipfix-template-refresh", EX_OPT_IPFIX_REFRESH, 1, "S",
+	  "UDP: templates again every S seconds (default 60)" },
+	{ "ipfix-template-every", EX_OPT_IPFIX_REFRESH_MSGS, 1, "N",
+	  "UDP: ... or every N messages (default 100)" },
+	{ "ipfix-domain", EX_OPT_IPFIX_DOMAIN, 1, "N", "observation domain id (default 1)" },
+	{ "ipfix-mtu", EX_OPT_IPFIX_MTU, 1, "BYTES", "UDP: largest message (default 1400)" },
+	{ "export-queue", O_EXPORT_QUEUE, 1, "N",
+	  "events waiting for the export; beyond, dropped and counted (65536)" },
+	{ "metrics-listen", EX_OPT_METRICS_LISTEN, 1, "[ADDR:]PORT",
+	  "serve Prometheus metrics (GET /metrics); ADDR default 127.0.0.1" },
 	{ "config", O_CONFIG, 1, "FILE", "read options from FILE first" },
 	{ "check", O_CHECK, 0, NULL, "check the options and the config file, start nothing" },
 	{ "help", O_HELP, 0, NULL, "this text" },
@@ -293,9 +317,30 @@ static int apply(struct dm_options *o, const struct opt_def *d, const char *v,
 		}
 		o->control_nice = (int)n;
 		return 0;
-	default:
-		snprintf(err, errlen, "%s: not an option here", where);
+	case O_EXPORT_QUEUE:
+		if (parse_uint(v, 1024, 1u << 24, &n, 10) < 0) {
+			snprintf(err, errlen, "%s: '%s' is not a number of events from 1024 to "
+				 "16777216", where, v);
+			return -1;
+		}
+		o->export_queue = (unsigned)n;
+		return 0;
+	default: {
+		char where2[PATH_MAX + 64];
+		int r;
+
+		/* "FILE:LINE" alone would not say which option: name it */
+		if (where[0] == '-')
+			snprintf(where2, sizeof(where2), "%s", where);
+		else
+			snprintf(where2, sizeof(where2), "%s: %s", where, d->name);
+		r = ex_opts_apply(&o->ex, d->id, v, where2, err, errlen);
+		if (r > 0)
+			return 0;
+		if (r == 0)
+			snprintf(err, errlen, "%s: not an option here", where);
 		return -1;
+	}
 	}
 }
 
@@ -465,6 +510,14 @@ int dm_options_parse(int argc, char **argv, struct dm_options *o, char *err, siz
 			 "(filter the capture with tcpdump -r FILE -w OUT EXPR first)");
 		return -1;
 	}
+	if (!o->ex.ipfix[0] && (o->ex.ipfix_cfg.proto != IPFIX_UDP || o->ex.ipfix_cfg.uniflow ||
+				o->ex.ipfix_cfg.active_timeout_s || o->ex.ipfix_cfg.no_final)) {
+		snprintf(err, errlen, "the --ipfix-* options go with --ipfix HOST:PORT");
+		return -1;
+	}
+	/* flow records carry the first and last packet's times */
+	if (o->ex.ipfix[0])
+		o->set.timestamp = 1;
 	return 0;
 }
 
@@ -492,5 +545,9 @@ const char *dm_options_restart_only(const struct dm_options *a, const struct dm_
 		return "control-nice";
 	if (a->set.buckets != b->set.buckets)
 		return "set nf_conntrack_buckets";
+	if (!ex_opts_same(&a->ex, &b->ex))
+		return strcmp(a->ex.metrics_listen, b->ex.metrics_listen) ? "metrics-listen" : "ipfix";
+	if (a->export_queue != b->export_queue)
+		return "export-queue";
 	return NULL;
 }

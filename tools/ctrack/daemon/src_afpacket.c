@@ -340,6 +340,29 @@ static int linktype_of(unsigned hatype)
 	}
 }
 
+unsigned dm_live_iface_slot(uint32_t ifindex)
+{
+	for (unsigned k = 0; k < n_ifindex; k++)
+		if ((uint32_t)ifindex_of[k] == ifindex)
+			return k;
+	return DM_MAX_IFACES;
+}
+
+/* Count a frame by the interface it came in on (metrics): the ifindex
+ * seldom changes from one frame to the next, so one compare, mostly. */
+static void count_iface(struct dm_worker *w, uint32_t ifindex)
+{
+	_Atomic uint64_t *c;
+
+	if (ifindex != w->last_ifindex || !w->last_ifslot) {
+		w->last_ifindex = ifindex;
+		w->last_ifslot = dm_live_iface_slot(ifindex) + 1;
+	}
+	c = &w->if_frames[w->last_ifslot - 1];
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+}
+
 static void walk_block(struct dm_worker *w, struct tpacket_block_desc *b, int64_t wall_ns)
 {
 	uint32_t n = b->hdr.bh1.num_pkts;
@@ -352,6 +375,7 @@ static void walk_block(struct dm_worker *w, struct tpacket_block_desc *b, int64_
 		int64_t t = (int64_t)h->tp_sec * 1000000000LL + h->tp_nsec - wall_ns;
 		int lt = linktype_of(sll->sll_hatype);
 
+		count_iface(w, (uint32_t)sll->sll_ifindex);
 		dm_worker_frame(w, lt < 0 ? 0xffff : lt, p + h->tp_mac, h->tp_snaplen, h->tp_len,
 				t > 0 ? (ct_time_ns)t : 0, (uint32_t)sll->sll_ifindex);
 		p += h->tp_next_offset;

@@ -25,6 +25,7 @@ struct ex_state {
 	struct metrics_http *http;
 	char host[256];
 	char port[32];
+	char cmd[32];
 };
 
 void ex_opts_init(struct ex_opts *o)
@@ -34,8 +35,8 @@ void ex_opts_init(struct ex_opts *o)
 	o->ipfix_cfg.domain = 1;
 }
 
-static int parse_u32(const char *cmd, const char *opt, const char *arg,
-		     uint32_t min, uint32_t max, uint32_t *out)
+static int parse_u32(const char *where, const char *arg, uint32_t min, uint32_t max,
+		     uint32_t *out, char *err, size_t errlen)
 {
 	char *end;
 	unsigned long long v;
@@ -43,15 +44,27 @@ static int parse_u32(const char *cmd, const char *opt, const char *arg,
 	errno = 0;
 	v = strtoull(arg, &end, 10);
 	if (end == arg || *end || errno || v < min || v > max || arg[0] == '-') {
-		fprintf(stderr, "%s: %s takes a number from %" PRIu32 " to %" PRIu32
-			", got '%s'\n", cmd, opt, min, max, arg);
+		snprintf(err, errlen, "%s takes a number from %" PRIu32 " to %" PRIu32
+			 ", got '%s'", where, min, max, arg);
 		return -1;
 	}
 	*out = (uint32_t)v;
 	return 1;
 }
 
-int ex_opts_parse(struct ex_opts *o, const char *cmd, int code, const char *arg)
+static int copy_arg(char *dst, size_t size, const char *where, const char *arg, char *err,
+		    size_t errlen)
+{
+	if (!*arg || strlen(arg) >= size) {
+		snprintf(err, errlen, "%s takes a value of 1 to %zu bytes", where, size - 1);
+		return -1;
+	}
+	memcpy(dst, arg, strlen(arg) + 1);
+	return 1;
+}
+
+int ex_opts_apply(struct ex_opts *o, int code, const char *arg, const char *where,
+		  char *err, size_t errlen)
 {
 	struct ipfix_config *c = &o->ipfix_cfg;
 
@@ -61,12 +74,11 @@ int ex_opts_parse(struct ex_opts *o, const char *cmd, int code, const char *arg)
 
 		if (!colon || colon == arg || !colon[1] ||
 		    (strchr(arg, ':') != colon && arg[0] != '[')) {
-			fprintf(stderr, "%s: --ipfix takes HOST:PORT (an IPv6 address in "
-				"brackets: [::1]:4739), got '%s'\n", cmd, arg);
+			snprintf(err, errlen, "%s takes HOST:PORT (an IPv6 address in brackets: "
+				 "[::1]:4739), got '%s'", where, arg);
 			return -1;
 		}
-		o->ipfix = arg;
-		return 1;
+		return copy_arg(o->ipfix, sizeof(o->ipfix), where, arg, err, errlen);
 	}
 	case EX_OPT_IPFIX_TRANSPORT:
 		if (!strcmp(arg, "udp"))
@@ -74,14 +86,12 @@ int ex_opts_parse(struct ex_opts *o, const char *cmd, int code, const char *arg)
 		else if (!strcmp(arg, "tcp"))
 			c->proto = IPFIX_TCP;
 		else {
-			fprintf(stderr, "%s: --ipfix-transport takes udp or tcp, got '%s'\n",
-				cmd, arg);
+			snprintf(err, errlen, "%s takes udp or tcp, got '%s'", where, arg);
 			return -1;
 		}
 		return 1;
 	case EX_OPT_IPFIX_ACTIVE:
-		return parse_u32(cmd, "--ipfix-active-timeout", arg, 1, 86400 * 7,
-				 &c->active_timeout_s);
+		return parse_u32(where, arg, 1, 86400 * 7, &c->active_timeout_s, err, errlen);
 	case EX_OPT_IPFIX_UNIFLOW:
 		c->uniflow = true;
 		return 1;
@@ -89,27 +99,58 @@ int ex_opts_parse(struct ex_opts *o, const char *cmd, int code, const char *arg)
 		c->no_final = true;
 		return 1;
 	case EX_OPT_IPFIX_REFRESH:
-		return parse_u32(cmd, "--ipfix-template-refresh", arg, 1, 86400,
-				 &c->template_refresh_s);
+		return parse_u32(where, arg, 1, 86400, &c->template_refresh_s, err, errlen);
 	case EX_OPT_IPFIX_REFRESH_MSGS:
-		return parse_u32(cmd, "--ipfix-template-every", arg, 1, 1000000,
-				 &c->template_refresh_msgs);
+		return parse_u32(where, arg, 1, 1000000, &c->template_refresh_msgs, err, errlen);
 	case EX_OPT_IPFIX_DOMAIN:
-		return parse_u32(cmd, "--ipfix-domain", arg, 0, UINT32_MAX, &c->domain);
+		return parse_u32(where, arg, 0, UINT32_MAX, &c->domain, err, errlen);
 	case EX_OPT_IPFIX_MTU:
-		return parse_u32(cmd, "--ipfix-mtu", arg, 512, 65000, &c->mtu);
+		return parse_u32(where, arg, 512, 65000, &c->mtu, err, errlen);
 	case EX_OPT_METRICS_FILE:
-		o->metrics_file = arg;
-		return 1;
+		return copy_arg(o->metrics_file, sizeof(o->metrics_file), where, arg, err, errlen);
 	case EX_OPT_METRICS_LISTEN:
-		o->metrics_listen = arg;
-		return 1;
+		return copy_arg(o->metrics_listen, sizeof(o->metrics_listen), where, arg, err,
+				errlen);
 	case EX_OPT_REPORT:
-		o->report = arg;
-		return 1;
+		return copy_arg(o->report, sizeof(o->report), where, arg, err, errlen);
 	default:
 		return 0;
 	}
+}
+
+int ex_opts_parse(struct ex_opts *o, const char *cmd, int code, const char *arg)
+{
+	char err[512], where[64];
+	int r;
+
+	snprintf(where, sizeof(where), "--%s", ex_opt_name(code));
+	r = ex_opts_apply(o, code, arg, where, err, sizeof(err));
+	if (r < 0)
+		fprintf(stderr, "%s: %s\n", cmd, err);
+	return r;
+}
+
+const char *ex_opt_name(int code)
+{
+	static const struct option opts[] = { EX_LONG_OPTIONS };
+
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+		if (opts[i].val == code)
+			return opts[i].name;
+	return "?";
+}
+
+bool ex_opts_same(const struct ex_opts *a, const struct ex_opts *b)
+{
+	const struct ipfix_config *x = &a->ipfix_cfg, *y = &b->ipfix_cfg;
+
+	return !strcmp(a->ipfix, b->ipfix) && !strcmp(a->metrics_listen, b->metrics_listen) &&
+	       !strcmp(a->metrics_file, b->metrics_file) && x->proto == y->proto &&
+	       x->uniflow == y->uniflow && x->no_final == y->no_final &&
+	       x->active_timeout_s == y->active_timeout_s &&
+	       x->template_refresh_s == y->template_refresh_s &&
+	       x->template_refresh_msgs == y->template_refresh_msgs &&
+	       x->domain == y->domain && x->mtu == y->mtu;
 }
 
 void ex_opts_usage(FILE *out)
@@ -144,13 +185,20 @@ void ex_opts_usage(FILE *out)
 
 void ex_table_config(const struct ex_opts *o, struct ct_table_config *cfg)
 {
-	if (o->ipfix || o->report)
+	if (o->ipfix[0] || o->report[0])
 		cfg->tcp_flags = true;
 }
 
 bool ex_wants_events(const struct ex_opts *o)
 {
-	return o->ipfix || o->metrics_file || o->metrics_listen || o->report;
+	return ex_event_mask(o) != 0;
+}
+
+unsigned ex_event_mask(const struct ex_opts *o)
+{
+	if (o->report[0] || o->metrics_file[0] || o->metrics_listen[0])
+		return 1u << CT_EV_NEW | 1u << CT_EV_UPDATE | 1u << CT_EV_DESTROY;
+	return o->ipfix[0] ? 1u << CT_EV_DESTROY : 0;
 }
 
 int ex_start(const struct ex_opts *o, const char *cmd, struct ct_table *t,
@@ -166,7 +214,8 @@ int ex_start(const struct ex_opts *o, const char *cmd, struct ct_table *t,
 		fprintf(stderr, "%s: out of memory\n", cmd);
 		return -1;
 	}
-	if (o->report) {
+	snprintf(st->cmd, sizeof(st->cmd), "%s", cmd);
+	if (o->report[0]) {
 		struct ex_sink *r = report_sink_create(o->report, t, o->inputs, err, sizeof(err));
 
 		if (!r) {
@@ -175,7 +224,7 @@ int ex_start(const struct ex_opts *o, const char *cmd, struct ct_table *t,
 		}
 		ex_sinks_add(sinks, r);
 	}
-	if (o->ipfix) {
+	if (o->ipfix[0]) {
 		struct ipfix_config c = o->ipfix_cfg;
 		const char *colon = strrchr(o->ipfix, ':');
 		struct ct_settings set;
@@ -195,24 +244,23 @@ int ex_start(const struct ex_opts *o, const char *cmd, struct ct_table *t,
 			fprintf(stderr, "%s: note: nf_conntrack_acct is 0: flow records "
 				"carry no packet or byte counts\n", cmd);
 	}
-	if (o->metrics_file || o->metrics_listen) {
-		st->metrics = metrics_sink_create(t, o->metrics_file, st->ipfix, err, sizeof(err));
+	if (o->metrics_file[0] || o->metrics_listen[0]) {
+		st->metrics = metrics_sink_create(t, o->metrics_file[0] ? o->metrics_file : NULL,
+						  st->ipfix, err, sizeof(err));
 		if (!st->metrics) {
 			fprintf(stderr, "%s: --metrics-file %s\n", cmd, err);
 			return -1;
 		}
 		ex_sinks_add(sinks, st->metrics);
-		if (o->metrics_listen) {
+		if (o->metrics_listen[0]) {
 			const char *lis = o->metrics_listen;
-			const char *c = strrchr(lis, ':');
 
 			if (metrics_http_start(st->metrics, lis, &st->http, err, sizeof(err)) < 0) {
 				fprintf(stderr, "%s: --metrics-listen %s: %s\n", cmd, lis, err);
 				return -1;
 			}
-			fprintf(stderr, "%s: serving metrics on http://%.*s:%u/metrics\n", cmd,
-				c ? (int)(c - lis) : (int)strlen(lis), lis,
-				metrics_http_port(st->http));
+			fprintf(stderr, "%s: serving metrics on http://%s/metrics\n", cmd,
+				metrics_http_address(st->http));
 		}
 	}
 	return 0;
@@ -223,7 +271,6 @@ int ex_finish(struct ex_state *st, struct ex_sinks *sinks, struct ct_thread *thr
 {
 	int rc = 0;
 
-	(void)st;
 	for (struct ex_sink *s = sinks->head; s; s = s->next) {
 		int r;
 
@@ -231,7 +278,7 @@ int ex_finish(struct ex_state *st, struct ex_sinks *sinks, struct ct_thread *thr
 			continue;
 		r = s->ops->finish(s, thr, now);
 		if (s->error[0])
-			fprintf(stderr, "ctrack: %s\n", s->error);
+			fprintf(stderr, "%s: %s\n", st && st->cmd[0] ? st->cmd : "ctrack", s->error);
 		if (r < 0)
 			rc = -1;
 	}
@@ -244,4 +291,19 @@ void ex_stop(struct ex_state *st, struct ex_sinks *sinks)
 		metrics_http_stop(st->http);
 	ex_sinks_destroy(sinks);
 	free(st);
+}
+
+struct ex_sink *ex_state_ipfix(const struct ex_state *st)
+{
+	return st ? st->ipfix : NULL;
+}
+
+struct ex_sink *ex_state_metrics(const struct ex_state *st)
+{
+	return st ? st->metrics : NULL;
+}
+
+const char *ex_state_metrics_address(const struct ex_state *st)
+{
+	return st && st->http ? metrics_http_address(st->http) : NULL;
 }

@@ -52,12 +52,14 @@ enum {
 	{ "metrics-listen", required_argument, NULL, EX_OPT_METRICS_LISTEN }, \
 	{ "report", required_argument, NULL, EX_OPT_REPORT }
 
+/* The options, each copied (a config file's line does not outlive its
+ * parse); an empty string is "not given". */
 struct ex_opts {
-	const char *ipfix;             /* HOST:PORT */
+	char ipfix[300];               /* HOST:PORT */
 	struct ipfix_config ipfix_cfg; /* host and port filled by ex_start */
-	const char *metrics_file;
-	const char *metrics_listen;    /* ADDR:PORT */
-	const char *report;
+	char metrics_file[4096];
+	char metrics_listen[160];      /* ADDR:PORT, or PORT (localhost) */
+	char report[4096];
 	const char *const *inputs;     /* what is read (NULL-terminated), for
 					* the report's title; may be NULL */
 };
@@ -65,9 +67,24 @@ struct ex_opts {
 /* Everything off. */
 void ex_opts_init(struct ex_opts *o);
 
-/* ex_opts_parse - @code is one of EX_OPT_*: 1 when taken, 0 when @code is
- * not ours, -1 when @arg is bad (the message is printed). */
+/*
+ * ex_opts_apply - @code is one of EX_OPT_*, given as @where ("--ipfix",
+ * "FILE:LINE"): 1 when taken, 0 when @code is not ours, -1 when @arg is
+ * bad, with a sentence for a person in @err that starts with @where.
+ */
+int ex_opts_apply(struct ex_opts *o, int code, const char *arg, const char *where,
+		  char *err, size_t errlen);
+
+/* ex_opts_parse - ex_opts_apply for a command line, the message printed
+ * with the command's name. */
 int ex_opts_parse(struct ex_opts *o, const char *cmd, int code, const char *arg);
+
+/* The long option's name of @code ("ipfix-mtu"). */
+const char *ex_opt_name(int code);
+
+/* Whether two option sets export and serve alike (a daemon's SIGHUP
+ * cannot change them: they own sockets and threads). */
+bool ex_opts_same(const struct ex_opts *a, const struct ex_opts *b);
 
 void ex_opts_usage(FILE *out);
 
@@ -77,6 +94,11 @@ void ex_table_config(const struct ex_opts *o, struct ct_table_config *cfg);
 
 /* True when an event handler must be installed for the sinks. */
 bool ex_wants_events(const struct ex_opts *o);
+
+/* The event types the sinks need, as a mask of 1 << CT_EV_* for
+ * ct_table_set_event_mask (events.h): IPFIX needs DESTROY alone, the
+ * report and the metrics of `ctrack read` every type; 0 for none. */
+unsigned ex_event_mask(const struct ex_opts *o);
 
 /*
  * ex_start - open what the options ask for (a TCP collector is connected
@@ -97,5 +119,12 @@ int ex_start(const struct ex_opts *o, const char *cmd, struct ct_table *t,
 int ex_finish(struct ex_state *st, struct ex_sinks *sinks, struct ct_thread *thr,
 	      ct_time_ns now);
 void ex_stop(struct ex_state *st, struct ex_sinks *sinks);
+
+/* What ex_start made (NULL when not asked for): the IPFIX sink (for
+ * ipfix_sink_flush and its counters), the metrics sink (for
+ * metrics_add_provider), the address the metrics listener bound. */
+struct ex_sink *ex_state_ipfix(const struct ex_state *st);
+struct ex_sink *ex_state_metrics(const struct ex_state *st);
+const char *ex_state_metrics_address(const struct ex_state *st);
 
 #endif

@@ -23,9 +23,11 @@
  *   forced end (4)        flush, zone teardown, the end of a replay
  *   lack of resources (5) early drop
  *
- * Cost: one record is ~0.2 us of libfixbuf transcoding plus, per message
- * of ~20 records, one send; an active timeout costs a table dump per
- * quarter of it.  The sink is not thread-safe: one thread feeds it.
+ * Cost: a record is ~100 instructions of encoding (ipfix_enc.c) plus, per
+ * message of ~15-20 records, one send; an active timeout costs a walk
+ * over the table (in slices, ex_table_walk) per quarter of it.  One
+ * thread feeds the sink; ipfix_sink_get_stats() and ipfix_sink_peer() may
+ * be called from any thread meanwhile.
  */
 #ifndef CTRACK_TOOL_EXPORT_IPFIX_H
 #define CTRACK_TOOL_EXPORT_IPFIX_H
@@ -53,6 +55,7 @@ struct ipfix_config {
 	int64_t time_offset_ns;        /* tracker time + this = Unix time
 					* (0 for a capture's timestamps) */
 	unsigned connect_timeout_ms;   /* TCP (0: 3000) */
+	size_t queue_bytes;            /* TCP: messages waiting (0: 4 MiB) */
 };
 
 struct ipfix_stats {
@@ -72,11 +75,22 @@ struct ipfix_stats {
  */
 struct ex_sink *ipfix_sink_create(const struct ipfix_config *cfg, char *err,
 				  size_t errlen);
+/* Any thread: the counters now (relaxed loads of each). */
 void ipfix_sink_get_stats(struct ex_sink *s, struct ipfix_stats *st);
+/* Any thread: "ADDR:PORT" of the collector. */
+const char *ipfix_sink_peer(struct ex_sink *s);
 
 /* ipfix_sink_flush - send the records waiting in a message now (a record
  * otherwise waits until its message is full, or a second of wall clock
  * has passed at the next event).  The daemon calls it when idle. */
 void ipfix_sink_flush(struct ex_sink *s);
+
+/* How long (ms) the oldest record has waited in the message being built;
+ * 0 when it holds none.  The feeding thread's. */
+uint64_t ipfix_sink_pending_ms(struct ex_sink *s);
+
+/* The feeding thread: tracker time + @offset_ns = Unix time from now on
+ * (a daemon resamples CLOCK_REALTIME - CLOCK_MONOTONIC). */
+void ipfix_sink_set_time_offset(struct ex_sink *s, int64_t offset_ns);
 
 #endif

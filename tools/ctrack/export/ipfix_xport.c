@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
@@ -25,15 +26,34 @@
 
 #include "ipfix_xport.h"
 
+/* ipfix_xport_stats as the sender writes it and other threads read it
+ * (relaxed atomics, one writer) */
+struct xport_ctrs {
+	_Atomic uint64_t messages, bytes, send_errors, dropped, refused;
+	_Atomic int last_errno;
+};
+
 struct ipfix_xport {
 	int fd;
 	enum ipfix_proto proto;
 	int dead;               /* TCP: the connection failed; all is lost */
 	uint8_t *q;             /* TCP queue: bytes [q_off, q_len) wait */
 	size_t q_off, q_len, q_cap;
-	struct ipfix_xport_stats st;
+	_Atomic size_t pending; /* q_len - q_off, for other threads */
+	struct xport_ctrs st;
 	char peer[INET6_ADDRSTRLEN + 8];
 };
+
+static void inc(_Atomic uint64_t *c, uint64_t n)
+{
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+			      memory_order_relaxed);
+}
+
+static int errno_of(const struct ipfix_xport *x)
+{
+	return atomic_load_explicit(&x->st.last_errno, memory_order_relaxed);
+}
 
 static uint64_t now_ms(void)
 {
@@ -160,7 +180,7 @@ fail:
 }
 
 /* TCP: write what the queue holds until the socket takes no more. */
-static int tcp_drain(struct ipfix_xport *x)
+static int tcp_drain_raw(struct ipfix_xport *x)
 {
 	while (x->q_off < x->q_len) {
 		ssize_t n = send(x->fd, x->q + x->q_off, x->q_len - x->q_off,
@@ -171,16 +191,24 @@ static int tcp_drain(struct ipfix_xport *x)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return 0;
-			x->st.send_errors++;
-			x->st.last_errno = errno;
+			inc(&x->st.send_errors, 1);
+			atomic_store_explicit(&x->st.last_errno, errno, memory_order_relaxed);
 			x->dead = 1;
 			return -errno;
 		}
 		x->q_off += (size_t)n;
-		x->st.bytes += (uint64_t)n;
+		inc(&x->st.bytes, (uint64_t)n);
 	}
 	x->q_off = x->q_len = 0;
 	return 0;
+}
+
+static int tcp_drain(struct ipfix_xport *x)
+{
+	int r = tcp_drain_raw(x);
+
+	atomic_store_explicit(&x->pending, x->q_len - x->q_off, memory_order_relaxed);
+	return r;
 }
 
 int ipfix_xport_send(struct ipfix_xport *x, const uint8_t *msg, size_t len)
@@ -197,25 +225,25 @@ int ipfix_xport_send(struct ipfix_xport *x, const uint8_t *msg, size_t len)
 		do {
 			n = send(x->fd, msg, len, MSG_DONTWAIT | MSG_NOSIGNAL);
 			if (n < 0 && errno == ECONNREFUSED) {
-				x->st.refused++;
-				x->st.last_errno = errno;
+				inc(&x->st.refused, 1);
+				atomic_store_explicit(&x->st.last_errno, errno, memory_order_relaxed);
 			}
 		} while (n < 0 && (errno == EINTR || (errno == ECONNREFUSED && tries++ == 0)));
 		if (n < 0) {
-			x->st.send_errors++;
-			x->st.dropped++;
-			x->st.last_errno = errno;
+			inc(&x->st.send_errors, 1);
+			inc(&x->st.dropped, 1);
+			atomic_store_explicit(&x->st.last_errno, errno, memory_order_relaxed);
 			return -errno;
 		}
-		x->st.messages++;
-		x->st.bytes += (uint64_t)n;
+		inc(&x->st.messages, 1);
+		inc(&x->st.bytes, (uint64_t)n);
 		return 0;
 	}
 	if (!x->dead)
 		tcp_drain(x);
 	if (x->dead) {
-		x->st.dropped++;
-		return -(x->st.last_errno ? x->st.last_errno : EPIPE);
+		inc(&x->st.dropped, 1);
+		return -(errno_of(x) ? errno_of(x) : EPIPE);
 	}
 	/* room for the whole message, moving the unsent rest to the front */
 	if (x->q_cap - x->q_len < len && x->q_off) {
@@ -224,13 +252,13 @@ int ipfix_xport_send(struct ipfix_xport *x, const uint8_t *msg, size_t len)
 		x->q_off = 0;
 	}
 	if (x->q_cap - x->q_len < len) {
-		x->st.dropped++;
-		x->st.last_errno = ENOBUFS;
+		inc(&x->st.dropped, 1);
+		atomic_store_explicit(&x->st.last_errno, ENOBUFS, memory_order_relaxed);
 		return -ENOBUFS;
 	}
 	memcpy(x->q + x->q_len, msg, len);
 	x->q_len += len;
-	x->st.messages++;
+	inc(&x->st.messages, 1);
 	tcp_drain(x);
 	return 0;
 }
@@ -255,13 +283,19 @@ int ipfix_xport_flush(struct ipfix_xport *x, unsigned timeout_ms)
 		tcp_drain(x);
 	}
 	if (x->dead)
-		return -(x->st.last_errno ? x->st.last_errno : EPIPE);
+		return -(errno_of(x) ? errno_of(x) : EPIPE);
 	return 0;
 }
 
 void ipfix_xport_get_stats(const struct ipfix_xport *x, struct ipfix_xport_stats *s)
 {
-	*s = x->st;
+	s->messages = atomic_load_explicit(&x->st.messages, memory_order_relaxed);
+	s->bytes = atomic_load_explicit(&x->st.bytes, memory_order_relaxed);
+	s->send_errors = atomic_load_explicit(&x->st.send_errors, memory_order_relaxed);
+	s->dropped = atomic_load_explicit(&x->st.dropped, memory_order_relaxed);
+	s->refused = atomic_load_explicit(&x->st.refused, memory_order_relaxed);
+	s->last_errno = errno_of(x);
+	s->queued_bytes = atomic_load_explicit(&x->pending, memory_order_relaxed);
 }
 
 const char *ipfix_xport_peer(const struct ipfix_xport *x)

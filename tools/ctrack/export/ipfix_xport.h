@@ -16,7 +16,8 @@
  * the collector closes loses what follows, counted.
  * ipfix_xport_close() gives a TCP queue a bounded time to drain.
  *
- * One thread uses a transport at a time (the sink's).
+ * One thread uses a transport at a time (the sink's); any thread may read
+ * its counters (ipfix_xport_get_stats) and peer meanwhile.
  */
 #ifndef CTRACK_TOOL_EXPORT_IPFIX_XPORT_H
 #define CTRACK_TOOL_EXPORT_IPFIX_XPORT_H
@@ -37,6 +38,7 @@ struct ipfix_xport_stats {
 				   * refused (ICMP port unreachable: nothing
 				   * listened), each one message lost there */
 	int last_errno;           /* of the last failure, 0 if none */
+	uint64_t queued_bytes;    /* TCP: waiting in the queue now */
 };
 
 struct ipfix_xport;

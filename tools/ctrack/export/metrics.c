@@ -4,20 +4,24 @@
  *
  * The counters come from ct_table_get_stats() at each rendering, so they
  * are the library's own, summed over threads; the entries by zone,
- * protocol and state come from one table dump, counted by sorting a
- * 32-bit key per entry (zone, protocol, state) - O(n log n) for a scrape,
- * no map kept up to date on the packet path.  Only what the library does
+ * protocol and state come from one walk over the table in slices
+ * (ex_table_walk: nothing held between slices, so a scrape of a large
+ * table never holds up a resize), counted by sorting a 32-bit key per
+ * entry (zone, protocol, state) - O(n log n) for a scrape, no map kept up
+ * to date on the packet path.  Only what the library does
  * not count is counted here, from the events: events by type, destroys
  * by cause, and the expiry lateness histogram.
  *
  * Every family is always present, with every known label value (each
  * INVALID reason, each destroy cause), so that a rate() over it works
- * from the first scrape; the daemon's families have no samples until it
- * fills them.
+ * from the first scrape; the daemon's families (capture, event streams)
+ * are written whole by its providers, and are there without samples in
+ * `ctrack read`.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +51,7 @@ struct metrics_sink {
 	metrics_provider_fn prov[8];
 	void *prov_arg[8];
 	unsigned n_prov;
+	bool destroys_only;
 };
 
 struct metrics_out {
@@ -76,6 +81,15 @@ void metrics_sample(struct metrics_out *o, const char *name, const char *labels,
 		fprintf(o->f, "%s{%s} %" PRIu64 "\n", name, labels, value);
 	else
 		fprintf(o->f, "%s %" PRIu64 "\n", name, value);
+}
+
+void metrics_sample_text(struct metrics_out *o, const char *name, const char *labels,
+			 const char *value)
+{
+	if (labels && *labels)
+		fprintf(o->f, "%s{%s} %s\n", name, labels, value);
+	else
+		fprintf(o->f, "%s %s\n", name, value);
 }
 
 const char *metrics_escape(const char *v, char *buf, size_t size)
@@ -177,7 +191,7 @@ static void entries_by_state(struct metrics_sink *m, struct metrics_out *o)
 		       "(state \"none\" for protocols without states).");
 	if (!thr)
 		return;
-	if (ct_table_dump(thr, -1, collect_key, &k) == 0 && k.n) {
+	if (ex_table_walk(thr, collect_key, &k) == 0 && k.n) {
 		qsort(k.v, k.n, sizeof(*k.v), cmp_u32);
 		for (size_t i = 0; i < k.n;) {
 			size_t j = i;
@@ -265,8 +279,11 @@ static void render(struct metrics_sink *m, FILE *f)
 	metrics_sample(&o, "ctrack_expiry_lateness_seconds_count", "", cum);
 
 	/* events */
-	metrics_family(&o, "ctrack_events_total", "counter", "Events reported, by type.");
-	for (int i = 0; i < 3; i++) {
+	metrics_family(&o, "ctrack_events_total", "counter", m->destroys_only
+		       ? "Events reported, by type (the daemon builds NEW and UPDATE only "
+			 "for event clients: DESTROY alone here)."
+		       : "Events reported, by type.");
+	for (int i = m->destroys_only ? CT_EV_DESTROY : 0; i < 3; i++) {
 		snprintf(lb, sizeof(lb), "type=\"%s\"", ev_names[i]);
 		metrics_sample(&o, "ctrack_events_total", lb, ld(&m->events[i]));
 	}
@@ -297,10 +314,13 @@ static void render(struct metrics_sink *m, FILE *f)
 		metrics_sample(&o, "ctrack_export_template_sends_total", "exporter=\"ipfix\"", is.template_sends);
 	}
 
-	/* the daemon's, filled by its providers */
-	metrics_family(&o, "ctrack_capture_packets_total", "counter", "Packets the capture rings delivered, by interface.");
-	metrics_family(&o, "ctrack_capture_drops_total", "counter", "Packets the capture rings dropped, by interface.");
-	metrics_family(&o, "ctrack_event_stream_drops_total", "counter", "Events an event-stream client lost (too slow), by client.");
+	/* the daemon's, written whole by its providers (a family's lines must
+	 * stay together); without them, there and empty */
+	if (!m->n_prov) {
+		metrics_family(&o, "ctrack_capture_packets_total", "counter", "Packets the capture rings delivered, by interface.");
+		metrics_family(&o, "ctrack_capture_drops_total", "counter", "Packets the capture rings dropped, by ring.");
+		metrics_family(&o, "ctrack_event_stream_drops_total", "counter", "Events an event-stream client lost (too slow), by client.");
+	}
 	for (unsigned i = 0; i < m->n_prov; i++)
 		m->prov[i](&o, m->prov_arg[i]);
 }
@@ -321,6 +341,11 @@ char *metrics_render(struct ex_sink *s, size_t *len)
 	}
 	*len = n;
 	return buf;
+}
+
+void metrics_sink_destroys_only(struct ex_sink *s)
+{
+	((struct metrics_sink *)s)->destroys_only = true;
 }
 
 int metrics_add_provider(struct ex_sink *s, metrics_provider_fn fn, void *arg)

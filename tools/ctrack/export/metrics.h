@@ -37,6 +37,9 @@ void metrics_family(struct metrics_out *o, const char *name, const char *type,
 /* @labels: "" or 'a="x",b="y"' (values already escaped: metrics_escape) */
 void metrics_sample(struct metrics_out *o, const char *name, const char *labels,
 		    uint64_t value);
+/* ... with the value as text (a float: "%.9f") */
+void metrics_sample_text(struct metrics_out *o, const char *name, const char *labels,
+			 const char *value);
 /* A label value escaped as the text format wants (\\, \", \n) into @buf. */
 const char *metrics_escape(const char *v, char *buf, size_t size);
 
@@ -51,6 +54,12 @@ typedef void (*metrics_provider_fn)(struct metrics_out *o, void *arg);
 struct ex_sink *metrics_sink_create(struct ct_table *t, const char *file,
 				    struct ex_sink *ipfix, char *err, size_t errlen);
 
+/* metrics_sink_destroys_only - the sink is fed DESTROY events alone (the
+ * daemon: NEW and UPDATE are not even built unless a client reads them),
+ * so ctrack_events_total shows type="destroy" only.  Before rendering
+ * starts. */
+void metrics_sink_destroys_only(struct ex_sink *m);
+
 /* metrics_add_provider - call @fn at each rendering (up to 8). Before
  * rendering starts on other threads.  0 or -ENOSPC. */
 int metrics_add_provider(struct ex_sink *m, metrics_provider_fn fn, void *arg);
@@ -61,12 +70,16 @@ int metrics_add_provider(struct ex_sink *m, metrics_provider_fn fn, void *arg);
 char *metrics_render(struct ex_sink *m, size_t *len);
 
 /* The HTTP listener (libmicrohttpd): GET /metrics on @listen
- * ("ADDR:PORT", "[::1]:PORT"; port 0 picks one, then told on stderr by
- * the caller from metrics_http_port). */
+ * ("ADDR:PORT", "[::1]:PORT", or "PORT" / ":PORT" for 127.0.0.1; port 0
+ * picks one, then told by metrics_http_port and metrics_http_address:
+ * "127.0.0.1:9469"). */
 struct metrics_http;
 int metrics_http_start(struct ex_sink *m, const char *listen,
 		       struct metrics_http **out, char *err, size_t errlen);
 unsigned metrics_http_port(const struct metrics_http *h);
+const char *metrics_http_address(const struct metrics_http *h);
+/* Scrapes answered so far (any thread). */
+uint64_t metrics_http_scrapes(const struct metrics_http *h);
 void metrics_http_stop(struct metrics_http *h);
 
 #endif

@@ -10,6 +10,7 @@
  * management network, never 0.0.0.0 by default.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,8 @@ struct metrics_http {
 	struct MHD_Daemon *d;
 	struct ex_sink *m;
 	unsigned port;
+	char addr[160];
+	_Atomic uint64_t scrapes;
 };
 
 static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *url,
@@ -43,6 +46,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
 		return MHD_NO;
 	if (!strcmp(url, "/metrics") || !strcmp(url, "/")) {
+		atomic_fetch_add_explicit(&h->scrapes, 1, memory_order_relaxed);
 		page = metrics_render(h->m, &len);
 		if (!page)
 			code = MHD_HTTP_INTERNAL_SERVER_ERROR;
@@ -83,16 +87,24 @@ int metrics_http_start(struct ex_sink *m, const char *listen,
 	char *end;
 	unsigned long port;
 
-	if (!colon || colon == listen) {
+	/* a port alone (or ":PORT") is localhost's: metrics are not for the
+	 * whole network unless someone says so */
+	const char *ps = colon ? colon + 1 : listen;
+
+	if (colon && listen[0] == '[' && colon[-1] != ']') {
 		snprintf(err, errlen, "takes ADDR:PORT, e.g. 127.0.0.1:9469 or [::1]:9469");
 		return -EINVAL;
 	}
-	port = strtoul(colon + 1, &end, 10);
-	if (end == colon + 1 || *end || port > 65535) {
-		snprintf(err, errlen, "'%s' is not a port number", colon + 1);
+	port = strtoul(ps, &end, 10);
+	if (end == ps || *end || port > 65535 || *ps == '-' || *ps == '+') {
+		snprintf(err, errlen, "'%s' is not a port number (ADDR:PORT, or PORT for "
+			 "127.0.0.1:PORT)", ps);
 		return -EINVAL;
 	}
-	snprintf(host, sizeof(host), "%.*s", (int)(colon - listen), listen);
+	if (colon && colon != listen)
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - listen), listen);
+	else
+		snprintf(host, sizeof(host), "127.0.0.1");
 	memset(&ss, 0, sizeof(ss));
 	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
 		host[strlen(host) - 1] = 0;
@@ -133,8 +145,21 @@ int metrics_http_start(struct ex_sink *m, const char *listen,
 	}
 	info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
 	h->port = info ? info->port : (unsigned)port;
+	snprintf(h->addr, sizeof(h->addr), "%s:%u", host, h->port);
+	if (flags & MHD_USE_IPv6)
+		snprintf(h->addr, sizeof(h->addr), "[%s]:%u", host + 1, h->port);
 	*out = h;
 	return 0;
+}
+
+const char *metrics_http_address(const struct metrics_http *h)
+{
+	return h->addr;
+}
+
+uint64_t metrics_http_scrapes(const struct metrics_http *h)
+{
+	return atomic_load_explicit(&h->scrapes, memory_order_relaxed);
 }
 
 unsigned metrics_http_port(const struct metrics_http *h)

@@ -9,6 +9,7 @@
  */
 #include <stdlib.h>
 
+#include "ctrack/control.h"
 #include "sink.h"
 
 static void recompute(struct ex_sinks *l)
@@ -57,4 +58,18 @@ void ex_sinks_destroy(struct ex_sinks *l)
 	}
 	l->head = NULL;
 	l->next_tick = UINT64_MAX;
+}
+
+int ex_table_walk(struct ct_thread *thr, ct_dump_fn fn, void *arg)
+{
+	struct ct_dump_cursor cur;
+
+	ct_dump_cursor_init(&cur);
+	while (!ct_dump_cursor_done(&cur)) {
+		int r = ct_table_dump_slice(thr, -1, &cur, 4096, 0, fn, arg);
+
+		if (r < 0)
+			return r;
+	}
+	return 0;
 }

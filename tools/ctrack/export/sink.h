@@ -75,4 +75,15 @@ static inline void ex_sinks_tick(struct ex_sinks *l, struct ct_thread *thr,
 }
 void ex_sinks_destroy(struct ex_sinks *l);
 
+/*
+ * ex_table_walk - @fn for every connection of the table, in slices of a
+ * few thousand (ct_table_dump_slice): nothing is held between slices, so
+ * a walk of a large table pauses no resize and no grace period for long
+ * (a daemon's active timeouts and scrapes run while it tracks).  An
+ * entry that lives through the walk is seen once.  @fn returns 0 (or
+ * CT_DUMP_SKIP); a negative value stops the walk and is returned.
+ * @thr attached.  Returns 0 or @fn's negative value.
+ */
+int ex_table_walk(struct ct_thread *thr, ct_dump_fn fn, void *arg);
+
 #endif
