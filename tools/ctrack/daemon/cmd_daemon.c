@@ -49,6 +49,7 @@ static int sd_notify(int unset, const char *state)
 
 #include "../cli.h"
 #include "daemon.h"
+#include "dm_sync.h"
 
 void dm_log(const char *fmt, ...)
 {
@@ -225,6 +226,11 @@ int cmd_daemon(int argc, char **argv)
 		rc = CT_EXIT_INPUT;
 		goto out;
 	}
+	/* before the sources: the sync node sees the table's first event */
+	if (dm_sync_open(d, err, sizeof(err)) < 0) {
+		rc = CT_EXIT_INPUT;
+		goto out;
+	}
 	if (d->opt.n_ifaces)
 		r = dm_live_open(d, err, sizeof(err));
 	else
@@ -277,6 +283,7 @@ out:
 	dm_replay_close(d);
 	ct_gc_stop(d->t);
 	dm_live_close(d);
+	dm_sync_close(d);
 	ctl_server_close(d);
 	ct_table_set_event_handler(d->t, NULL, NULL);
 	if (d->thr)
