@@ -743,17 +743,21 @@ static void cmd_sync(struct daemon *d, struct client *c)
 		break;
 	default: {
 		char err[512];
-		uint64_t n;
-		int r = dm_sync_commit(d, &n, err, sizeof(err));
+		struct dm_sync_commit_result cr;
+		int r;
 
+		drain_events(d);   /* what the table did before, first */
+		r = dm_sync_commit(d, &cr, err, sizeof(err));
 		if (r < 0) {
-			put_error(c, r == -ENOSYS ? "ENOSYS" : "EIO", err);
+			put_error(c, r == -ENOSYS ? "ENOSYS" : r == -ENOMEM ? "ENOMEM" : "EIO", err);
 			break;
 		}
-		put_json(c, json_pack("{s:i,s:b,s:s,s:I}", "v", CTL_PROTO_VERSION, "ok", 1, "cmd",
-				      name, "committed", (json_int_t)n));
-		dm_log("control: uid %u committed the external cache (%" PRIu64 " entries)",
-		       (unsigned)c->uid, n);
+		put_json(c, json_pack("{s:i,s:b,s:s,s:I,s:I,s:I}", "v", CTL_PROTO_VERSION, "ok", 1,
+				      "cmd", name, "committed", (json_int_t)cr.committed, "expired",
+				      (json_int_t)cr.expired, "failed", (json_int_t)cr.failed));
+		dm_log("control: uid %u committed the external cache (%" PRIu64 " entries, %"
+		       PRIu64 " expired, %" PRIu64 " refused)", (unsigned)c->uid, cr.committed,
+		       cr.expired, cr.failed);
 		break;
 	}
 	}

@@ -204,8 +204,11 @@ static int read_reply(struct sc *c, bool listing)
 				printf("%" JSON_INTEGER_FORMAT " entries removed\n",
 				       json_integer_value(v));
 			} else if ((v = json_object_get(j, "committed"))) {
-				printf("%" JSON_INTEGER_FORMAT " entries committed\n",
-				       json_integer_value(v));
+				printf("%" JSON_INTEGER_FORMAT " entries committed, %"
+				       JSON_INTEGER_FORMAT " already expired, %" JSON_INTEGER_FORMAT
+				       " refused\n", json_integer_value(v),
+				       json_integer_value(json_object_get(j, "expired")),
+				       json_integer_value(json_object_get(j, "failed")));
 			}
 			json_decref(j);
 			return CT_EXIT_OK;

@@ -52,6 +52,8 @@ struct dm_sync {
 	uint64_t events, event_errors, events_lost, reconciles;
 	uint64_t lost_pending;
 	ct_time_ns last_reconcile;
+	/* commits (ctrack sync commit) */
+	uint64_t commits, committed, commit_expired, commit_failed;
 };
 
 static char tag_timer;
@@ -407,6 +409,10 @@ json_t *dm_sync_stats_json(struct daemon *d)
 	J(feed, "event_errors", s->event_errors);
 	J(feed, "events_lost", s->events_lost);
 	J(feed, "reconciles", s->reconciles);
+	J(feed, "commits", s->commits);
+	J(feed, "committed", s->committed);
+	J(feed, "commit_expired", s->commit_expired);
+	J(feed, "commit_failed", s->commit_failed);
 	json_object_set_new(o, "mode", json_string(s->set.node.mode == CT_SYNC_FTFW ? "ftfw" :
 			    s->set.node.mode == CT_SYNC_NOTRACK ? "notrack" : "alarm"));
 	json_object_set_new(o, "transport", json_string(s->set.link.kind == CTS_UDP ? "udp" :
@@ -490,14 +496,128 @@ uint64_t dm_sync_flush(struct daemon *d, enum ct_sync_cache_id which)
 	return d->sync ? ct_sync_node_flush(d->sync->node, which) : 0;
 }
 
+/* ---- commit ---- */
+
+#if defined(__has_include)
+#if __has_include("ctrack/record.h")
+#define DM_SYNC_HAVE_RECORD 1
+#endif
+#endif
+
+#ifdef DM_SYNC_HAVE_RECORD
+#include "ctrack/record.h"
+
+struct commit_ctx {
+	struct ct_sync_entry *e;
+	size_t n, cap;
+	bool oom;
+};
+
+static int collect_external(const struct ct_sync_entry *e, void *arg)
+{
+	struct commit_ctx *x = arg;
+
+	if (x->n == x->cap) {
+		size_t cap = x->cap ? x->cap * 2 : 1024;
+		struct ct_sync_entry *t = realloc(x->e, cap * sizeof(*t));
+
+		if (!t) {
+			x->oom = true;
+			return 1;
+		}
+		x->e = t;
+		x->cap = cap;
+	}
+	x->e[x->n++] = *e;
+	return 0;
+}
+
+/*
+ * conntrackd -c, through the record layer (src/record/): each external
+ * entry made as the kernel makes an entry conntrackd creates over
+ * ctnetlink (ct_record_from_sync: TCP BE_LIBERAL both ways unless
+ * window-tracking=on), its timeout conntrackd's (cache_ct_commit_step:
+ * the one sent less the time since it arrived, 60 s once that is used up;
+ * or commit-timeout=), imported with CT_RECORD_F_COMMIT.  The entries are
+ * copied out first: each import is a NEW event that reaches the sync
+ * node (and the peer) while the external cache would be walked.
+ */
+int dm_sync_commit(struct daemon *d, struct dm_sync_commit_result *res, char *err,
+		   size_t errlen)
+{
+	struct dm_sync *s = d->sync;
+	uint64_t *committed = &res->committed;
+	struct commit_ctx x = { NULL, 0, 0, false };
+	ct_time_ns now = dclock_now();
+	uint64_t expired = 0, failed = 0;
+	enum ct_record_reason first_why = CT_RECORD_OK;
+
+	memset(res, 0, sizeof(*res));
+	if (!s) {
+		snprintf(err, errlen, "sync is off");
+		return -ENOTCONN;
+	}
+	ct_sync_node_dump(s->node, CT_SYNC_EXTERNAL, now, collect_external, &x);
+	if (x.oom) {
+		free(x.e);
+		snprintf(err, errlen, "out of memory while reading the external cache; nothing "
+			 "was committed");
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < x.n; i++) {
+		const struct ct_sync_entry *e = &x.e[i];
+		uint32_t timeout = s->set.node.commit_timeout_s ? s->set.node.commit_timeout_s :
+				   e->timeout_left_s ? e->timeout_left_s : 60;
+		struct ct_record rec;
+		enum ct_record_reason why = CT_RECORD_OK;
+		int r;
+
+		if (!ct_record_from_sync(&e->conn, timeout, s->set.node.window_tracking, &rec)) {
+			failed++;
+			continue;
+		}
+		if (rec.orig.zone && !ct_ns_exists(d->t, rec.orig.zone)) {
+			struct ct_settings zs;
+
+			ct_table_get_settings(d->t, &zs);
+			(void)ct_ns_create(d->t, rec.orig.zone, &zs);
+		}
+		r = ct_record_import(d->thr, &rec, now, 0, CT_RECORD_F_COMMIT, &why);
+		if (r == 1) {
+			(*committed)++;
+		} else if (r == 0) {
+			expired++;
+		} else {
+			failed++;
+			if (first_why == CT_RECORD_OK)
+				first_why = why;
+		}
+	}
+	free(x.e);
+	res->expired = expired;
+	res->failed = failed;
+	s->commits++;
+	s->committed += *committed;
+	s->commit_expired += expired;
+	s->commit_failed += failed;
+	if (failed)
+		dm_log("sync: commit: %" PRIu64 " entries committed, %" PRIu64 " expired, %" PRIu64
+		       " refused (the first: %s)", *committed, expired, failed,
+		       first_why == CT_RECORD_OK ? "no reply form" :
+		       ct_record_reason_name(first_why));
+	return 0;
+}
+#else
 /* The whole-entry import is the record layer's (src/record/, branch
- * `record`), not on this branch: say so rather than half-commit. */
-int dm_sync_commit(struct daemon *d, uint64_t *committed, char *err, size_t errlen)
+ * `record`), not in this build: say so rather than half-commit. */
+int dm_sync_commit(struct daemon *d, struct dm_sync_commit_result *res, char *err,
+		   size_t errlen)
 {
 	(void)d;
-	*committed = 0;
+	memset(res, 0, sizeof(*res));
 	snprintf(err, errlen, "sync commit is not built yet: it needs the library's "
-		 "whole-entry import (the record layer), which this build lacks; "
-		 "nothing was changed");
+		 "whole-entry import (the record layer, ctrack/record.h), which this build "
+		 "lacks; nothing was changed");
 	return -ENOSYS;
 }
+#endif

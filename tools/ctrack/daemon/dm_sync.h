@@ -80,9 +80,15 @@ uint64_t dm_sync_flush(struct daemon *d, enum ct_sync_cache_id which);
  * dm_sync_commit - conntrackd -c: the external cache into the table, so
  * that traffic that moves to this node continues as ESTABLISHED.  Needs
  * the library's whole-entry import (the record layer, src/record/, on
- * another branch); until it is built this returns -ENOSYS with a sentence
- * in @err and changes nothing.  On success, *@committed entries.
+ * another branch); in a build without it this returns -ENOSYS with a
+ * sentence in @err and changes nothing.  Returns 0 with @res filled
+ * (entries committed, already expired, refused by the table or the
+ * record check), or a negative errno with a sentence in @err.
  */
-int dm_sync_commit(struct daemon *d, uint64_t *committed, char *err, size_t errlen);
+struct dm_sync_commit_result {
+	uint64_t committed, expired, failed;
+};
+int dm_sync_commit(struct daemon *d, struct dm_sync_commit_result *res, char *err,
+		   size_t errlen);
 
 #endif
