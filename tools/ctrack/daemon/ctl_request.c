@@ -267,7 +267,7 @@ int ctl_request_parse(const char *line, size_t len, struct ctl_request *r,
 
 		if (!strcmp(cs, "internal"))
 			r->internal = true;
-		else if (strcmp(cs, "external"))
+		else if (strcmp(cs, "external") != 0)
 			FAIL("EINVAL", "\"cache\" must be \"internal\" or \"external\"");
 	}
 	if (r->cmd == CMD_SET && (!r->name[0] || !r->value[0]))

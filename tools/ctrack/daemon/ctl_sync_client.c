@@ -66,8 +66,9 @@ static int connect_to(struct sc *c, const char *path)
 {
 	struct sockaddr_un sa;
 
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "ctrack sync: socket path too long: %s\n", path);
+	if (!path || strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "ctrack sync: socket path missing or too long: %s\n",
+			path ? path : "");
 		return -1;
 	}
 	memset(&sa, 0, sizeof(sa));
@@ -124,23 +125,33 @@ static char *next_line(struct sc *c, size_t *n)
 	}
 }
 
-static void print_obj(const char *prefix, json_t *o)
+static void print_value(const char *prefix, const char *k, json_t *v)
 {
-	const char *k;
-	json_t *v;
+	if (json_is_integer(v))
+		printf("%s%s: %" JSON_INTEGER_FORMAT "\n", prefix, k, json_integer_value(v));
+	else if (json_is_string(v))
+		printf("%s%s: %s\n", prefix, k, json_string_value(v));
+	else if (json_is_boolean(v))
+		printf("%s%s: %s\n", prefix, k, json_is_true(v) ? "yes" : "no");
+}
+
+/* The stats object: values, and objects of values one level down
+ * ("network.msgs_sent: 12"). */
+static void print_stats(json_t *o)
+{
+	const char *k, *k2;
+	json_t *v, *v2;
 
 	json_object_foreach(o, k, v) {
-		if (json_is_object(v)) {
+		if (!json_is_object(v)) {
+			print_value("", k, v);
+			continue;
+		}
+		json_object_foreach(v, k2, v2) {
 			char p[128];
 
-			snprintf(p, sizeof(p), "%s%s.", prefix, k);
-			print_obj(p, v);
-		} else if (json_is_integer(v)) {
-			printf("%s%s: %" JSON_INTEGER_FORMAT "\n", prefix, k, json_integer_value(v));
-		} else if (json_is_string(v)) {
-			printf("%s%s: %s\n", prefix, k, json_string_value(v));
-		} else if (json_is_boolean(v)) {
-			printf("%s%s: %s\n", prefix, k, json_is_true(v) ? "yes" : "no");
+			snprintf(p, sizeof(p), "%s.", k);
+			print_value(p, k2, v2);
 		}
 	}
 }
@@ -199,7 +210,7 @@ static int read_reply(struct sc *c, bool listing)
 				fwrite(line, 1, n, stdout);
 				fputc('\n', stdout);
 			} else if ((v = json_object_get(j, "sync"))) {
-				print_obj("", v);
+				print_stats(v);
 			} else if ((v = json_object_get(j, "removed"))) {
 				printf("%" JSON_INTEGER_FORMAT " entries removed\n",
 				       json_integer_value(v));
@@ -305,7 +316,7 @@ int cmd_sync_ctl(int argc, char **argv)
 		fprintf(stderr, "ctrack sync flush: say which cache: --external or --internal\n");
 		return CT_EXIT_USAGE;
 	}
-	if (cache >= 0 && strcmp(sub, "list") && strcmp(sub, "flush")) {
+	if (cache >= 0 && strcmp(sub, "list") != 0 && strcmp(sub, "flush") != 0) {
 		fprintf(stderr, "ctrack sync %s: takes no --external / --internal\n", sub);
 		return CT_EXIT_USAGE;
 	}
@@ -314,10 +325,10 @@ int cmd_sync_ctl(int argc, char **argv)
 	if (format) {
 		if (!strcmp(format, "json"))
 			c.json_out = true;
-		else if ((strcmp(format, "conntrack") && strcmp(format, "extended")) ||
-			 strcmp(sub, "list")) {
-			fprintf(stderr, "ctrack sync %s: -o %s: %s\n", sub, format, strcmp(sub, "list")
-				? "only json here" : "conntrack, extended or json");
+		else if ((strcmp(format, "conntrack") != 0 && strcmp(format, "extended") != 0) ||
+			 strcmp(sub, "list") != 0) {
+			fprintf(stderr, "ctrack sync %s: -o %s: %s\n", sub, format,
+				strcmp(sub, "list") != 0 ? "only json here" : "conntrack, extended or json");
 			return CT_EXIT_USAGE;
 		}
 	}
