@@ -99,7 +99,7 @@ static char *next_line(struct sc *c, size_t *n)
 		taken = 0;
 	}
 	for (;;) {
-		char *nl = memchr(c->buf, '\n', c->len);
+		char *nl = c->len ? memchr(c->buf, '\n', c->len) : NULL;
 		ssize_t r;
 
 		if (nl) {
