@@ -4,7 +4,7 @@
  *
  *   printer  the table printer: N entries (one-way UDP flows, acct on, as
  *            the tool has it) formatted by the snprintf printer the tool
- *            had (tests/daemon/format_ref.c, through stdio) and by the
+ *            had (tests/support/format_ref.c, through stdio) and by the
  *            hand-written one (tools/ctrack/format.c, into a buffer), both
  *            written to /dev/null, in the conntrack, extended and json
  *            formats; and the daemon's whole listing path in-process: the
@@ -52,10 +52,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../tests/daemon/format_ref.h"
+#include "support/format_ref.h"
 #include "../tools/ctrack/format.h"
 #include "bench.h"
 #include "bench_util.h"
+#include "support/csum.h"
 
 #define MAXREP 31
 #define DM_HIST_MAX 600
@@ -65,17 +66,6 @@
 static double now_s(void)
 {
 	return (double)bu_mono_ns() / 1e9;
-}
-
-static uint16_t ip_csum(const uint8_t *h)
-{
-	uint32_t s = 0;
-
-	for (int i = 0; i < 20; i += 2)
-		s += (uint32_t)(h[i] << 8 | h[i + 1]);
-	while (s >> 16)
-		s = (s & 0xffff) + (s >> 16);
-	return (uint16_t)~s;
 }
 
 /* N one-way UDP flows 10.x.y.z:p -> 192.168.0.1:53 with the MAC addresses
@@ -104,8 +94,7 @@ static int write_flows(const char *path, uint64_t n)
 		ip[9] = 17;
 		memcpy(ip + 12, &src, 4);
 		memcpy(ip + 16, &dst, 4);
-		v = htons(ip_csum(ip));
-		memcpy(ip + 10, &v, 2);
+		ts_ip4_csum(ip);
 		v = htons((uint16_t)(1024 + i % 60000));
 		memcpy(u, &v, 2);
 		v = htons(53);
@@ -149,43 +138,6 @@ static int run(char *const argv[], const char *out, double *wall, double *cpu)
 		*cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
 		       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-}
-
-static double proc_cpu_s(pid_t pid)
-{
-	char path[64], buf[1024];
-	unsigned long ut = 0, stt = 0;
-	FILE *f;
-	char *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	if (!fgets(buf, sizeof(buf), f)) {
-		fclose(f);
-		return 0;
-	}
-	fclose(f);
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &stt) != 2)
-		return 0;
-	return (double)(ut + stt) / (double)sysconf(_SC_CLK_TCK);
-}
-
-/* A number from a command's first output line, or -1. */
-static long sh_num(const char *cmd)
-{
-	char line[128] = "";
-	FILE *p = popen(cmd, "r");
-	long v = -1;
-
-	if (!p)
-		return -1;
-	if (fgets(line, sizeof(line), p))
-		v = strtol(line, NULL, 10);
-	pclose(p);
-	return v;
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -235,14 +187,14 @@ static int daemon_up(struct dmn *d, const char *ctrack, const char *dir, const c
 	}
 	snprintf(cnt, sizeof(cnt), "'%s' count --socket '%s' 2>/dev/null", ctrack, d->sock);
 	for (int i = 0; i < 1200; i++) {
-		long n = sh_num(cnt);
+		long n = bu_sh_num(cnt);
 
 		if (n >= 0 && (uint64_t)n >= want)
 			return 0;
 		bu_sleep_ns(50000000ull);
 	}
 	fprintf(stderr, "ctrack-bench list: the daemon holds %ld of %llu entries after 60 s\n",
-		sh_num(cnt), (unsigned long long)want);
+		bu_sh_num(cnt), (unsigned long long)want);
 	return -1;
 }
 
@@ -407,10 +359,10 @@ static void wl_socket(const struct bench_args *a, const char *ctrack, const char
 	for (unsigned k = 0; k < reps; k++) {
 		char *argv[] = { (char *)ctrack, "list", "--socket", d.sock, NULL };
 		char *argx[] = { (char *)ctrack, "list", "-o", "extended", "--socket", d.sock, NULL };
-		double d0 = proc_cpu_s(d.pid);
+		double d0 = bu_pid_cpu_s(d.pid);
 
 		run(argv, NULL, &w[k], &c[k]);
-		dc[k] = proc_cpu_s(d.pid) - d0;
+		dc[k] = bu_pid_cpu_s(d.pid) - d0;
 		run(argx, NULL, &we[k], NULL);
 	}
 	bu_rec_begin(&r, a, "list", "socket");
@@ -434,7 +386,7 @@ static void wl_kernel(const struct bench_args *a, const char *ctrack, const char
 {
 	char script[PATH_MAX + 64], prefix[32], cmd[PATH_MAX * 2], cap[PATH_MAX], nsr[64],
 	     nsa[64], dev[64];
-	long kmax = sh_num("sysctl -n net.netfilter.nf_conntrack_max 2>/dev/null");
+	long kmax = bu_sh_num("sysctl -n net.netfilter.nf_conntrack_max 2>/dev/null");
 	uint64_t k;
 	long got;
 	double kw[MAXREP], cw[MAXREP];
@@ -467,7 +419,7 @@ static void wl_kernel(const struct bench_args *a, const char *ctrack, const char
 		fprintf(stderr, "ctrack-bench list: kernel: tcpreplay failed\n");
 	bu_sleep_ns(500000000ull);
 	snprintf(cmd, sizeof(cmd), "ip netns exec %s conntrack -C", nsr);
-	got = sh_num(cmd);
+	got = bu_sh_num(cmd);
 	if (got <= 0 || daemon_up(&d, ctrack, dir, cap, k)) {
 		fprintf(stderr, "ctrack-bench list: kernel: %ld entries in the kernel's table; "
 			"no comparison\n", got);
@@ -620,7 +572,7 @@ static void wl_latency(const struct bench_args *a, const char *ctrack, const cha
 		long have = 0;
 
 		snprintf(cnt, sizeof(cnt), "'%s' count --socket '%s' 2>/dev/null", ctrack, d.sock);
-		for (int i = 0; i < 6000 && (have = sh_num(cnt)) < (long)n; i++)
+		for (int i = 0; i < 6000 && (have = bu_sh_num(cnt)) < (long)n; i++)
 			bu_sleep_ns(50000000ull);
 		if (have < (long)n) {
 			fprintf(stderr, "ctrack-bench list: latency: the daemon holds %ld of %llu "
@@ -699,7 +651,7 @@ static void read_one(const struct bench_args *a, const char *ctrack, const char 
 
 	snprintf(cnt, sizeof(cnt), "'%s' read --set nf_conntrack_checksum=0 --set '%s' '%s' | "
 		 "wc -l", ctrack, max, cap);
-	entries = sh_num(cnt);
+	entries = bu_sh_num(cnt);
 	for (unsigned k = 0; k < reps; k++) {
 		char *sv[] = { "softflowd", "-r", (char *)cap, "-d", NULL };
 		char *cv[] = { (char *)ctrack, "read", "--set", "nf_conntrack_checksum=0", "--set",

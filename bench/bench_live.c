@@ -60,45 +60,13 @@ static int sh(const char *fmt, ...)
 	return system(cmd);
 }
 
-static long long num_of(const char *cmd)
-{
-	char line[256] = "";
-	FILE *p = popen(cmd, "r");
-	long long v = -1;
-
-	if (!p)
-		return -1;
-	if (fgets(line, sizeof(line), p))
-		v = strtoll(line, NULL, 10);
-	pclose(p);
-	return v;
-}
-
-static double cpu_of(pid_t pid)
-{
-	char path[64], buf[1024];
-	unsigned long ut = 0, st = 0;
-	FILE *f;
-	char *p;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-	fclose(f);
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
-		return 0;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
 static long long rx_packets(void)
 {
 	char cmd[128];
 
 	snprintf(cmd, sizeof(cmd), "ip netns exec %s cat /sys/class/net/v1/statistics/rx_packets",
 		 ns_r);
-	return num_of(cmd);
+	return bu_sh_num(cmd);
 }
 
 static int enter(const char *ns)
@@ -278,11 +246,11 @@ int bench_live(const struct bench_args *a)
 
 		rings(ctrack, sock, &p0, &d0);
 		rx0 = rx_packets();
-		c0 = cpu_of(dm);
+		c0 = bu_pid_cpu_s(dm);
 		s = sender(flows, want, secs);
 		waitpid(s, NULL, 0);
 		bu_sleep_ns(200000000ull);
-		c1 = cpu_of(dm);
+		c1 = bu_pid_cpu_s(dm);
 		rx1 = rx_packets();
 		rings(ctrack, sock, &p1, &d1);
 		steps[ns].want = want;
@@ -343,11 +311,11 @@ int bench_live(const struct bench_args *a)
 			}
 			bu_sleep_ns(700000000ull);
 			rx0 = rx_packets();
-			c0 = cpu_of(tool);
+			c0 = bu_pid_cpu_s(tool);
 			s = sender(flows, best, secs);
 			waitpid(s, NULL, 0);
 			bu_sleep_ns(300000000ull);
-			c1 = cpu_of(tool);
+			c1 = bu_pid_cpu_s(tool);
 			rx1 = rx_packets();
 			cpu_pk[k] = rx1 > rx0 ? (c1 - c0) * 1e9 / (double)(rx1 - rx0) : 0;
 			if (k)
@@ -365,7 +333,7 @@ int bench_live(const struct bench_args *a)
 			int st;
 
 			snprintf(cnt, sizeof(cnt), "tcpdump -r '%s' 2>/dev/null | wc -l", cap);
-			pk = num_of(cnt);
+			pk = bu_sh_num(cnt);
 			fflush(NULL);
 			c = fork();
 			if (c == 0) {

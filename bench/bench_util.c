@@ -722,6 +722,39 @@ void bu_flow_sequence(uint32_t *out, size_t n, uint64_t flows, double zipf_s,
 	}
 }
 
+long bu_sh_num(const char *cmd)
+{
+	char line[256] = "";
+	FILE *p = popen(cmd, "r");
+	long v = -1;
+
+	if (!p)
+		return -1;
+	if (fgets(line, sizeof(line), p))
+		v = strtol(line, NULL, 10);
+	pclose(p);
+	return v;
+}
+
+double bu_pid_cpu_s(int pid)
+{
+	char path[64], buf[1024];
+	unsigned long ut = 0, st = 0;
+	FILE *f;
+	char *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	/* the 14th and 15th fields, after the command name in parentheses */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) != 2)
+		return 0;
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
 uint64_t bu_rss_bytes(void)
 {
 	FILE *f = fopen("/proc/self/statm", "r");

@@ -176,6 +176,15 @@ static inline uint64_t bu_rand(uint64_t *s)
 void bu_flow_sequence(uint32_t *out, size_t n, uint64_t flows, double zipf_s,
 		      uint64_t seed);
 
+/* ---- other processes ---- */
+/* The number a shell command's first output line starts with (strtol),
+ * or -1 when the command cannot be started; its exit status is not
+ * looked at. */
+long bu_sh_num(const char *cmd);
+/* The CPU time (user + system, /proc/PID/stat) process @pid has used, in
+ * seconds; 0 when it cannot be read. */
+double bu_pid_cpu_s(int pid);
+
 /* Resident set size of this process, in bytes (/proc/self/statm). */
 uint64_t bu_rss_bytes(void);
 

@@ -10,6 +10,7 @@
 
 #include "fuzz_track.h"
 #include "support/audit.h"
+#include "support/dump.h"
 
 static uint64_t zone_max(const struct fz *f, uint16_t z)
 {
@@ -40,27 +41,6 @@ void fz_check_verdict(struct fz *f, const struct ct_packet *pkt,
 		CHECK(ct_table_count(f->t) <= f->set[0].max,
 		      "count %llu over the maximum %u",
 		      (unsigned long long)ct_table_count(f->t), f->set[0].max);
-}
-
-struct dump {
-	struct ct_conn_info *v;
-	size_t n, cap;
-};
-
-static int collect(const struct ct_conn_info *ci, void *arg)
-{
-	struct dump *d = arg;
-
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 64;
-		struct ct_conn_info *n = realloc(d->v, cap * sizeof(*n));
-		if (!n)
-			abort();
-		d->v = n;
-		d->cap = cap;
-	}
-	d->v[d->n++] = *ci;
-	return 0;
 }
 
 /*
@@ -94,16 +74,16 @@ static void check_table(struct fz *f)
 		      (unsigned long long)n);
 }
 
-static void dump_all(struct fz *f, struct dump *d)
+static void dump_all(struct fz *f, struct ts_dump *d)
 {
 	d->n = 0;
-	CHECK(ct_table_dump(f->thr, -1, collect, d) == 0, "dump failed");
+	CHECK(ts_dump(f->thr, -1, d) == 0, "dump failed");
 }
 
 /* The whole-table check; ends with a full collector pass. */
 void fz_check_all(struct fz *f)
 {
-	struct dump d = { 0 };
+	struct ts_dump d = { 0 };
 	struct ct_gc_result r;
 
 	check_table(f);

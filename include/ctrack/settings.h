@@ -135,6 +135,18 @@ int ct_settings_get(const struct ct_settings *s, const char *name, char *buf,
 		    unsigned size);
 
 /*
+ * ct_settings_min_timeout - the shortest timeout, in seconds, the trackers
+ * can give an entry under @s: the least of every TCP and SCTP state's, UDP
+ * and UDP stream, ICMP, ICMPv6, GRE and GRE stream, and the generic
+ * timeout (not the reassembly's frag_timeout).  No entry created or
+ * refreshed at time T expires before T plus this, which is what a
+ * caller that hands the tracker bursts of packets at their own times
+ * needs to end a burst before an entry could expire inside it.  O(1);
+ * cannot fail.
+ */
+uint32_t ct_settings_min_timeout(const struct ct_settings *s);
+
+/*
  * ct_settings_name - the @i-th modelled knob name (without the
  * "net.netfilter." prefix), or NULL past the last; for help texts and
  * completion.

@@ -83,11 +83,45 @@ static inline uint8_t ct_tuple_icmp_code(const struct ct_tuple *t)
 bool ct_tuple_invert(const struct ct_tuple *t, struct ct_tuple *out);
 
 /*
- * ct_tuple_format - "src=A dst=B sport=P dport=Q" (or the ICMP / GRE /
- * generic variant), exactly as conntrack prints a tuple.  Writes at most
- * @size bytes including the terminating NUL; returns the length it wanted,
- * as snprintf does (at most 127 characters: two IPv6 addresses and GRE
- * keys).  Any thread; no allocation.
+ * Printing a tuple as conntrack(8) does.  The writers put text into the
+ * caller's memory with no NUL, no allocation, no stdio and no locale, and
+ * return the end of what they wrote, so that a listing is a run of stores
+ * into one buffer (the daemon prints 8-11M lines a second through them:
+ * BENCHMARKS.md, list); the buffer must have room for the stated number
+ * of bytes, which is checked by nothing but the caller, and a writer may
+ * leave scratch bytes after the end it returns (within that room).  Any thread, at
+ * any time; pure functions of their arguments; O(1) (a few tens of
+ * nanoseconds a tuple).  They cannot fail.
+ */
+
+/* The room ct_tuple_put_addr needs: an address is at most 45 characters
+ * (inet_ntop's INET6_ADDRSTRLEN less its NUL). */
+#define CT_ADDR_TEXT_MAX 46
+/* The room ct_tuple_put needs: at most 127 characters (two IPv6
+ * addresses and GRE keys). */
+#define CT_TUPLE_TEXT_MAX 128
+
+/*
+ * ct_tuple_put_addr - address @a of family @l3 (enum ct_l3; anything but
+ * CT_L3_IPV6 is read as IPv4) as inet_ntop(3) writes it, byte for byte,
+ * at @buf (CT_ADDR_TEXT_MAX bytes of room).  Returns the end of the text.
+ */
+char *ct_tuple_put_addr(char *buf, uint8_t l3, const union ct_addr *a);
+
+/*
+ * ct_tuple_put - "src=A dst=B sport=P dport=Q" (TCP, UDP, UDP-Lite, SCTP,
+ * DCCP), "src=A dst=B type=T code=C id=I" (ICMP, ICMPv6), "src=A dst=B
+ * srckey=0xK dstkey=0xK" (GRE) or "src=A dst=B" (any other protocol),
+ * exactly as conntrack prints a tuple but without its trailing blank, at
+ * @buf (CT_TUPLE_TEXT_MAX bytes of room).  Returns the end of the text.
+ */
+char *ct_tuple_put(char *buf, const struct ct_tuple *t);
+
+/*
+ * ct_tuple_format - ct_tuple_put's text as a C string, with snprintf's
+ * contract: writes at most @size bytes including the terminating NUL
+ * (nothing when @size is 0) and returns the length it wanted (at most
+ * 127).  Any thread; no allocation; cannot fail.
  */
 int ct_tuple_format(const struct ct_tuple *t, char *buf, unsigned size);
 

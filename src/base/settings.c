@@ -157,6 +157,25 @@ void ct_settings_default(struct ct_settings *s)
 	s->frag_high_thresh = 4 * 1024 * 1024;
 }
 
+uint32_t ct_settings_min_timeout(const struct ct_settings *s)
+{
+	uint32_t m = s->udp_timeout;
+
+#define MIN_OF(x) do { if ((x) < m) m = (x); } while (0)
+	for (unsigned i = 0; i < CT_TCP_TO_MAX; i++)
+		MIN_OF(s->tcp_timeouts[i]);
+	for (unsigned i = 0; i < CT_SCTP_TO_MAX; i++)
+		MIN_OF(s->sctp_timeouts[i]);
+	MIN_OF(s->udp_timeout_stream);
+	MIN_OF(s->icmp_timeout);
+	MIN_OF(s->icmpv6_timeout);
+	MIN_OF(s->gre_timeout);
+	MIN_OF(s->gre_timeout_stream);
+	MIN_OF(s->generic_timeout);
+#undef MIN_OF
+	return m;
+}
+
 /* Strip "net.netfilter." or "net/netfilter/" and map '/' to '.'. */
 static void canon_name(const char *in, char *out, size_t size)
 {

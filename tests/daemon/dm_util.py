@@ -18,36 +18,8 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-class Tap:
-    def __init__(self):
-        self.n = 0
-        self.failed = 0
-        print("TAP version 13", flush=True)
-
-    def ok(self, cond, name, details=()):
-        self.n += 1
-        if not cond:
-            self.failed += 1
-        print("%s %d - %s" % ("ok" if cond else "not ok", self.n, name), flush=True)
-        if not cond:
-            for d in details:
-                for line in str(d).splitlines()[:60]:
-                    print("#   " + line)
-        return cond
-
-    def skip(self, name, why):
-        self.n += 1
-        print("ok %d - %s # SKIP %s" % (self.n, name, why), flush=True)
-
-    def note(self, text):
-        for line in str(text).splitlines():
-            print("# " + line, flush=True)
-
-    def done(self):
-        print("1..%d" % self.n, flush=True)
-        return 1 if self.failed else 0
+sys.path.insert(0, os.path.join(HERE, "..", "support"))
+from tap import Tap  # noqa: E402,F401  (the tests' TAP, tests/support/tap.py)
 
 
 def gen_capture(path, **kw):

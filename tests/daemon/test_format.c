@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * test_format.c - the hand-written printer (tools/ctrack/format.c) against
- * independent references: every address against inet_ntop(3), every text
- * line against the snprintf printer it replaced (format_ref.c), byte for
+ * test_format.c - the hand-written printer (tools/ctrack/format.c, with
+ * the library's tuple writers of base/tuple.c) against independent
+ * references: every address against inet_ntop(3), every text
+ * line against the snprintf printer it replaced (support/format_ref.c), byte for
  * byte, over random entries and events of every protocol, family and
  * flag; the fields the old printer did not have (id=, delta-time=,
  * [start=]) against the layout conntrack 1.4.7 prints (ctrack(1) quotes
@@ -25,7 +26,7 @@
 #include <time.h>
 
 #include "format.h"
-#include "format_ref.h"
+#include "support/format_ref.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
@@ -124,7 +125,7 @@ static void test_addresses_are_inet_ntops(void **st)
 		inet_ntop(l3 == CT_L3_IPV6 ? AF_INET6 : AF_INET,
 			  l3 == CT_L3_IPV6 ? (const void *)a.ip6 : (const void *)&a.ip4, want,
 			  sizeof(want));
-		len = fmt_addr(got, l3, &a);
+		len = (size_t)(ct_tuple_put_addr(got, l3, &a) - got);
 		got[len] = 0;
 		assert_string_equal(got, want);
 	}

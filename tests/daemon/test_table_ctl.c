@@ -25,33 +25,16 @@
 #include <string.h>
 
 #include "ctrack/ctrack.h"
+#include "support/tuple.h"
 #include "base/state.h"
 #include "table/htab.h"
 
 #define SEC 1000000000ull
 
-static struct ct_packet udp4(uint32_t src, uint32_t dst, uint16_t sp, uint16_t dp)
-{
-	struct ct_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.kind = CT_PKT_TRACKABLE;
-	p.tuple.l3 = CT_L3_IPV4;
-	p.tuple.l4 = IPPROTO_UDP;
-	p.tuple.src.ip4 = htonl(src);
-	p.tuple.dst.ip4 = htonl(dst);
-	p.tuple.sport = sp;
-	p.tuple.dport = dp;
-	p.l3_len = 48;
-	p.l4_len = 28;
-	p.payload_len = 20;
-	return p;
-}
-
 /* Entry i of a test: 10.0.x.y:(i % 50000 + 1000) -> 192.168.0.1:53. */
 static struct ct_packet flow(unsigned i)
 {
-	return udp4(0x0a000000u + i, 0xc0a80001u, (uint16_t)(1000 + i % 50000), 53);
+	return ts_udp4(0x0a000000u + i, 0xc0a80001u, (uint16_t)(1000 + i % 50000), 53);
 }
 
 static unsigned flow_index(const struct ct_conn_info *ci)

@@ -45,11 +45,13 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "support"))
 
 import kd_compare  # noqa: E402
 import kd_ctline  # noqa: E402
 import kd_netns  # noqa: E402
 import kd_traffic  # noqa: E402
+from tap import Tap  # noqa: E402  (tests/support/tap.py)
 
 SKIP = 77
 THRESHOLD_PCT = 99.5
@@ -69,29 +71,6 @@ ROUTER_SYSCTLS = {
     "net.netfilter.nf_conntrack_tcp_timeout_syn_sent": 5,
     "net.netfilter.nf_conntrack_tcp_timeout_syn_recv": 5,
 }
-
-
-class Tap:
-    def __init__(self):
-        self.n = 0
-        self.failed = 0
-        print("TAP version 13", flush=True)
-
-    def ok(self, cond, name, details=()):
-        self.n += 1
-        if not cond:
-            self.failed += 1
-        print("%s %d - %s" % ("ok" if cond else "not ok", self.n, name), flush=True)
-        for d in details:
-            for line in str(d).splitlines():
-                print("#   " + line)
-
-    def note(self, text):
-        for line in text.splitlines():
-            print("# " + line, flush=True)
-
-    def done(self):
-        print("1..%d" % self.n, flush=True)
 
 
 def skip_reason(ctrack):
@@ -328,7 +307,7 @@ def main(argv):
     if reason:
         print("1..0 # SKIP live oracle: %s" % reason)
         return SKIP
-    tap = Tap()
+    tap = Tap(details_always=True, detail_lines=None)
     workdir = args.keep or tempfile.mkdtemp(prefix="ctk-live-")
     os.makedirs(workdir, exist_ok=True)
     topo = kd_netns.Topology()

@@ -12,7 +12,10 @@
  *    "sport=%u dport=%u " (tcp, udp, udplite, sctp, dccp),
  *    "srckey=0x%x dstkey=0x%x " (gre), "type=%d code=%d id=%d " (icmp,
  *    icmpv6), nothing for other protocols; addresses through inet_ntop.
- *    ct_tuple_format gives the same fields without the trailing blank.
+ *    ct_tuple_format gives the same fields without the trailing blank,
+ *    and so does ct_tuple_put (its fast writer, which the tool's printer
+ *    uses), checked here against that description written with inet_ntop
+ *    and snprintf over random tuples of both families.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +23,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
 
@@ -203,6 +207,113 @@ static void test_format_truncates_like_snprintf(void **state)
 	assert_string_equal(buf, "src=10.");
 }
 
+/* The printing rules at the top of this file, through inet_ntop and
+ * snprintf. */
+static int ref_text(const struct ct_tuple *t, char *buf, size_t size)
+{
+	char s[INET6_ADDRSTRLEN], d[INET6_ADDRSTRLEN];
+	int af = t->l3 == CT_L3_IPV6 ? AF_INET6 : AF_INET;
+
+	inet_ntop(af, t->src.ip6, s, sizeof(s));
+	inet_ntop(af, t->dst.ip6, d, sizeof(d));
+	switch (t->l4) {
+	case IPPROTO_TCP: case IPPROTO_UDP: case IPPROTO_UDPLITE: case IPPROTO_SCTP:
+	case IPPROTO_DCCP:
+		return snprintf(buf, size, "src=%s dst=%s sport=%u dport=%u", s, d,
+				t->sport, t->dport);
+	case IPPROTO_GRE:
+		return snprintf(buf, size, "src=%s dst=%s srckey=0x%x dstkey=0x%x", s, d,
+				t->sport, t->dport);
+	case IPPROTO_ICMP: case IPPROTO_ICMPV6:
+		return snprintf(buf, size, "src=%s dst=%s type=%u code=%u id=%u", s, d,
+				t->dport >> 8, t->dport & 0xff, t->sport);
+	default:
+		return snprintf(buf, size, "src=%s dst=%s", s, d);
+	}
+}
+
+static uint64_t put_rng = 0x2545f4914f6cdd1dull;
+
+static uint32_t put_rnd(void)
+{
+	put_rng ^= put_rng << 13;
+	put_rng ^= put_rng >> 7;
+	put_rng ^= put_rng << 17;
+	return (uint32_t)(put_rng >> 11);
+}
+
+/* Random addresses, with the IPv6 forms inet_ntop writes specially as
+ * often as the plain ones: runs of zero groups, ::ffff:a.b.c.d, ::a.b.c.d,
+ * :: and ::1. */
+static void put_rnd_addr(uint8_t l3, union ct_addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (l3 != CT_L3_IPV6) {
+		a->ip4 = put_rnd();
+		return;
+	}
+	for (int i = 0; i < 8; i++) {
+		unsigned w = put_rnd() % 2 ? 0 : put_rnd() % 5 ? put_rnd() & 0xffff : put_rnd() & 0xf;
+
+		a->ip6[2 * i] = (uint8_t)(w >> 8);
+		a->ip6[2 * i + 1] = (uint8_t)w;
+	}
+	switch (put_rnd() % 6) {
+	case 0:
+		memset(a->ip6, 0, 10);
+		a->ip6[10] = a->ip6[11] = 0xff;
+		break;
+	case 1:
+		memset(a->ip6, 0, 12);
+		break;
+	case 2:
+		memset(a->ip6, 0, 16);
+		a->ip6[15] = (uint8_t)(put_rnd() % 2);
+		break;
+	default:
+		break;
+	}
+}
+
+static void test_put_writes_conntracks_text(void **state)
+{
+	static const uint8_t l4s[] = { IPPROTO_TCP, IPPROTO_UDP, IPPROTO_UDPLITE, IPPROTO_SCTP,
+				       IPPROTO_DCCP, IPPROTO_ICMP, IPPROTO_ICMPV6, IPPROTO_GRE,
+				       0, 50, 89, 255 };
+	(void)state;
+
+	for (int n = 0; n < 100000; n++) {
+		struct ct_tuple t;
+		char want[160], got[CT_TUPLE_TEXT_MAX + 16], fmt[160];
+		char *end;
+		int wl;
+
+		memset(&t, 0, sizeof(t));
+		t.l3 = n % 2 ? CT_L3_IPV6 : CT_L3_IPV4;
+		t.l4 = l4s[put_rnd() % sizeof(l4s)];
+		put_rnd_addr(t.l3, &t.src);
+		put_rnd_addr(t.l3, &t.dst);
+		t.sport = (uint16_t)(put_rnd() % 3 ? put_rnd() : put_rnd() % 10);
+		t.dport = (uint16_t)(put_rnd() % 3 ? put_rnd() : put_rnd() % 100);
+		wl = ref_text(&t, want, sizeof(want));
+		memset(got, 0x5a, sizeof(got));
+		end = ct_tuple_put(got, &t);
+		assert_int_equal(end - got, wl);
+		assert_memory_equal(got, want, (size_t)wl);
+		for (size_t i = CT_TUPLE_TEXT_MAX; i < sizeof(got); i++)
+			assert_int_equal(got[i], 0x5a);
+		assert_int_equal(ct_tuple_format(&t, fmt, sizeof(fmt)), wl);
+		assert_string_equal(fmt, want);
+		memset(got, 0x5a, sizeof(got));
+		end = ct_tuple_put_addr(got, t.l3, &t.src);
+		assert_true(end - got < CT_ADDR_TEXT_MAX);
+		assert_memory_equal(got, want + 4, (size_t)(end - got));
+		assert_int_equal(want[4 + (end - got)], ' ');
+		for (size_t i = CT_ADDR_TEXT_MAX; i < sizeof(got); i++)
+			assert_int_equal(got[i], 0x5a);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -215,6 +326,7 @@ int main(void)
 		cmocka_unit_test(test_format_gre_keys_in_hex),
 		cmocka_unit_test(test_format_unknown_protocol_addresses_only),
 		cmocka_unit_test(test_format_truncates_like_snprintf),
+		cmocka_unit_test(test_put_writes_conntracks_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "audit.h"
+#include "dump.h"
 #include "base/state.h"
 #include "proto/proto.h"
 #include "table/htab.h"
@@ -25,28 +26,6 @@ static void broken(struct ts_audit *a, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(a->first, sizeof(a->first), fmt, ap);
 	va_end(ap);
-}
-
-struct dump {
-	struct ct_conn_info *v;
-	size_t n, cap;
-};
-
-static int collect(const struct ct_conn_info *ci, void *arg)
-{
-	struct dump *d = arg;
-
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? d->cap * 2 : 256;
-		struct ct_conn_info *n = realloc(d->v, cap * sizeof(*n));
-
-		if (!n)
-			abort();
-		d->v = n;
-		d->cap = cap;
-	}
-	d->v[d->n++] = *ci;
-	return 0;
 }
 
 static int cmp_tuple(const void *a, const void *b)
@@ -65,7 +44,7 @@ static uint64_t slots_used(struct ct_table *t)
 	return n;
 }
 
-static void audit_entries(struct ct_thread *self, struct ts_audit *a, const struct dump *d)
+static void audit_entries(struct ct_thread *self, struct ts_audit *a, const struct ts_dump *d)
 {
 	struct ct_tuple *keys = malloc((d->n * 2 + 1) * sizeof(*keys));
 	size_t nk = 0;
@@ -120,7 +99,7 @@ static void audit_entries(struct ct_thread *self, struct ts_audit *a, const stru
 	free(keys);
 }
 
-static void audit_counts(struct ct_thread *self, struct ts_audit *a, const struct dump *d)
+static void audit_counts(struct ct_thread *self, struct ts_audit *a, const struct ts_dump *d)
 {
 	struct ct_table *t = self->t;
 	uint64_t n = d->n, used;
@@ -178,9 +157,9 @@ static void audit_counts(struct ct_thread *self, struct ts_audit *a, const struc
 
 static void audit_table(struct ct_thread *self, struct ts_audit *a)
 {
-	struct dump d = { 0 };
+	struct ts_dump d = { 0 };
 
-	if (ct_table_dump(self, -1, collect, &d) != 0)
+	if (ts_dump(self, -1, &d) != 0)
 		broken(a, "dump failed");
 	a->entries = d.n;
 	for (size_t i = 0; i < d.n; i++)

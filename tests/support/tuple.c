@@ -3,6 +3,7 @@
  * tuple.c - tuples and trackable packets built field by field (tuple.h).
  */
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include <string.h>
 
 #include "tuple.h"
@@ -58,4 +59,16 @@ void ts_packet_of(struct ct_packet *pkt, const struct ct_tuple *t)
 	memset(pkt, 0, sizeof(*pkt));
 	pkt->tuple = *t;
 	pkt->kind = CT_PKT_TRACKABLE;
+}
+
+struct ct_packet ts_udp4(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport)
+{
+	struct ct_tuple t = ts_tuple4(IPPROTO_UDP, src, dst, sport, dport);
+	struct ct_packet p;
+
+	ts_packet_of(&p, &t);
+	p.l3_len = 48;
+	p.l4_len = 28;
+	p.payload_len = 20;
+	return p;
 }

@@ -26,4 +26,8 @@ struct ct_tuple ts_reverse(const struct ct_tuple *t);
  * other field zero. */
 void ts_packet_of(struct ct_packet *pkt, const struct ct_tuple *t);
 
+/* A trackable IPv4 UDP datagram with 20 bytes of payload (IP length 48,
+ * UDP length 28), addresses in host order, every other field zero. */
+struct ct_packet ts_udp4(uint32_t src, uint32_t dst, uint16_t sport, uint16_t dport);
+
 #endif /* CT_TS_TUPLE_H */

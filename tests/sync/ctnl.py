@@ -19,6 +19,10 @@ import ipaddress
 import os
 import socket
 import struct
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernel"))
+from kd_events import parse_attrs as _attrs  # noqa: E402  (netlink attributes, one parser)
 
 NETLINK_NETFILTER = 12
 NFNL_SUBSYS_CTNETLINK = 1
@@ -35,18 +39,6 @@ CTA_PROTOINFO_TCP = 1
 
 TCP_FLAG_NAMES = {0x01: "WINDOW_SCALE", 0x02: "SACK_PERM", 0x04: "CLOSE_INIT",
                   0x08: "BE_LIBERAL", 0x10: "DATA_UNACKNOWLEDGED", 0x20: "MAXACK_SET"}
-
-
-def _attrs(buf):
-    out = {}
-    off = 0
-    while off + 4 <= len(buf):
-        ln, typ = struct.unpack_from("=HH", buf, off)
-        if ln < 4:
-            break
-        out[typ & 0x3FFF] = buf[off + 4:off + ln]
-        off += (ln + 3) & ~3
-    return out
 
 
 def _tuple(buf):

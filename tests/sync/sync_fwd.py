@@ -17,17 +17,16 @@ Prints "ready" once bound; on SIGTERM prints
 
 import argparse
 import heapq
+import os
 import random
 import select
 import signal
-import socket
 import struct
 import sys
 import time
 
-ETH_P_ALL = 0x0003
-PACKET_IGNORE_OUTGOING = 23
-SOL_PACKET = 263
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "kernel"))
+from kd_fwd import open_port  # noqa: E402  (the kernel harness's bridge ports)
 
 
 def is_sync(frame, port):
@@ -39,15 +38,6 @@ def is_sync(frame, port):
         return False
     sport, dport = struct.unpack(">HH", ip[ihl:ihl + 4])
     return port in (sport, dport)
-
-
-def open_port(name):
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
-    s.setsockopt(SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 8 << 20)
-    s.bind((name, 0))
-    s.setblocking(False)
-    return s
 
 
 def main(argv):

@@ -131,6 +131,49 @@ static void test_every_listed_name_can_be_read_back(void **state)
 	assert_true(n >= 30);
 }
 
+/* The shortest timeout is the least of every entry timeout a knob sets:
+ * each timeout knob the library lists (ct_settings_name; the reassembly's
+ * frag6_timeout is no entry's) in turn made the least, and the two the
+ * one the kernel keeps that no knob of its own names (syn_sent2) set
+ * directly. */
+static void test_min_timeout_is_the_least_entry_timeout(void **state)
+{
+	struct ct_settings all100, s;
+	const char *msg;
+	unsigned n_timeouts = 0;
+
+	(void)state;
+	ct_settings_default(&s);
+	/* the kernel's defaults: SCTP's COOKIE_WAIT and friends, 3 s */
+	assert_int_equal(ct_settings_min_timeout(&s), 3);
+	ct_settings_default(&all100);
+	for (unsigned i = 0; ct_settings_name(i); i++) {
+		const char *name = ct_settings_name(i);
+
+		if (strstr(name, "timeout") && !strstr(name, "frag"))
+			assert_int_equal(ct_settings_set(&all100, name, "100", &msg), CT_SETTINGS_OK);
+	}
+	all100.tcp_timeouts[CT_TCP_TO_SYN_SENT2] = 100;
+	assert_int_equal(ct_settings_min_timeout(&all100), 100);
+	for (unsigned i = 0; ct_settings_name(i); i++) {
+		const char *name = ct_settings_name(i);
+
+		if (!strstr(name, "timeout"))
+			continue;
+		s = all100;
+		assert_int_equal(ct_settings_set(&s, name, "7", &msg), CT_SETTINGS_OK);
+		assert_int_equal(ct_settings_min_timeout(&s), strstr(name, "frag") ? 100 : 7);
+		n_timeouts++;
+	}
+	assert_true(n_timeouts >= 25);
+	s = all100;
+	s.tcp_timeouts[CT_TCP_TO_SYN_SENT2] = 7;
+	assert_int_equal(ct_settings_min_timeout(&s), 7);
+	s = all100;
+	s.frag_timeout = 1;
+	assert_int_equal(ct_settings_min_timeout(&s), 100);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -140,6 +183,7 @@ int main(void)
 		cmocka_unit_test(test_bad_values_leave_settings_unchanged),
 		cmocka_unit_test(test_unknown_read_only_and_ignored_names),
 		cmocka_unit_test(test_every_listed_name_can_be_read_back),
+		cmocka_unit_test(test_min_timeout_is_the_least_entry_timeout),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -185,26 +185,6 @@ static int ensure_zone(struct read_state *rs, uint16_t zone)
 	return ct_ns_create(rs->t, zone, &rs->set);
 }
 
-/* The shortest timeout any entry can be given under @s, in ns. */
-static ct_time_ns min_timeout_ns(const struct ct_settings *s)
-{
-	uint32_t m = s->udp_timeout;
-
-#define MIN_OF(x) do { if ((x) < m) m = (x); } while (0)
-	for (unsigned i = 0; i < CT_TCP_TO_MAX; i++)
-		MIN_OF(s->tcp_timeouts[i]);
-	for (unsigned i = 0; i < CT_SCTP_TO_MAX; i++)
-		MIN_OF(s->sctp_timeouts[i]);
-	MIN_OF(s->udp_timeout_stream);
-	MIN_OF(s->icmp_timeout);
-	MIN_OF(s->icmpv6_timeout);
-	MIN_OF(s->gre_timeout);
-	MIN_OF(s->gre_timeout_stream);
-	MIN_OF(s->generic_timeout);
-#undef MIN_OF
-	return (ct_time_ns)m * 1000000000ull;
-}
-
 /* The collector's pass, when capture time has reached its due time;
  * then the sinks' periodic work (IPFIX active timeouts), if due. */
 static void collect_if_due(struct read_state *rs)
@@ -879,7 +859,7 @@ int cmd_read(int argc, char **argv)
 		read_nat_attach(&rs.nat, rs.thr);
 	/* without the arena every packet goes alone (still exact) */
 	rs.arena = malloc(READ_ARENA);
-	rs.min_timeout_ns = min_timeout_ns(&rs.set);
+	rs.min_timeout_ns = (ct_time_ns)ct_settings_min_timeout(&rs.set) * 1000000000ull;
 	rs.defrag = ct_defrag_create(rs.set.frag_high_thresh,
 				     (uint64_t)rs.set.frag_timeout * 1000000000ull);
 	if (!rs.thr || !rs.defrag) {

@@ -18,13 +18,12 @@
  * (issue 25, part 4: at least 5M lines a second).  snprintf parses its
  * format at every field and inet_ntop costs more than the rest of a line;
  * here every field is a memcpy of a known length or a run of digit pairs,
- * and addresses are written from a table.  fmt_addr reproduces glibc's
- * inet_ntop exactly (RFC 5952 compression of the first longest run of two
- * or more zero groups, embedded IPv4 in ::a.b.c.d and ::ffff:a.b.c.d),
- * which tests/daemon/test_format.c checks against inet_ntop itself, and
- * the lines against the snprintf printer this file replaced.
+ * and tuples and addresses are the library's writers (ct_tuple_put,
+ * ct_tuple_put_addr: base/tuple.c), which reproduce glibc's inet_ntop
+ * exactly.  tests/daemon/test_format.c checks the addresses against
+ * inet_ntop itself, and the lines against the snprintf printer this file
+ * replaced.
  */
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <time.h>
@@ -104,21 +103,6 @@ static char *put_u64_pad(char *p, uint64_t v, unsigned width)
 	return p + n;
 }
 
-static inline char *put_hex(char *p, unsigned v)
-{
-	static const char hx[] = "0123456789abcdef";
-	char tmp[8];
-	int n = 0;
-
-	do {
-		tmp[n++] = hx[v & 15];
-		v >>= 4;
-	} while (v);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
-}
-
 #define PUT(p, lit) (memcpy((p), (lit), sizeof(lit) - 1), (p) + sizeof(lit) - 1)
 
 static inline char *put_str(char *p, const char *s)
@@ -129,150 +113,6 @@ static inline char *put_str(char *p, const char *s)
 	/* NOLINTNEXTLINE(bugprone-not-null-terminated-result) */
 	memcpy(p, s, n);
 	return p + n;
-}
-
-/* "0".."255", each in 4 bytes (the unused ones 0): an address byte is a
- * 4-byte copy and a length, no division. */
-static const char ip4_txt[256][4] = {
-	{ '0', 0, 0, 0 }, { '1', 0, 0, 0 }, { '2', 0, 0, 0 }, { '3', 0, 0, 0 },
-	{ '4', 0, 0, 0 }, { '5', 0, 0, 0 }, { '6', 0, 0, 0 }, { '7', 0, 0, 0 },
-	{ '8', 0, 0, 0 }, { '9', 0, 0, 0 }, { '1', '0', 0, 0 }, { '1', '1', 0, 0 },
-	{ '1', '2', 0, 0 }, { '1', '3', 0, 0 }, { '1', '4', 0, 0 }, { '1', '5', 0, 0 },
-	{ '1', '6', 0, 0 }, { '1', '7', 0, 0 }, { '1', '8', 0, 0 }, { '1', '9', 0, 0 },
-	{ '2', '0', 0, 0 }, { '2', '1', 0, 0 }, { '2', '2', 0, 0 }, { '2', '3', 0, 0 },
-	{ '2', '4', 0, 0 }, { '2', '5', 0, 0 }, { '2', '6', 0, 0 }, { '2', '7', 0, 0 },
-	{ '2', '8', 0, 0 }, { '2', '9', 0, 0 }, { '3', '0', 0, 0 }, { '3', '1', 0, 0 },
-	{ '3', '2', 0, 0 }, { '3', '3', 0, 0 }, { '3', '4', 0, 0 }, { '3', '5', 0, 0 },
-	{ '3', '6', 0, 0 }, { '3', '7', 0, 0 }, { '3', '8', 0, 0 }, { '3', '9', 0, 0 },
-	{ '4', '0', 0, 0 }, { '4', '1', 0, 0 }, { '4', '2', 0, 0 }, { '4', '3', 0, 0 },
-	{ '4', '4', 0, 0 }, { '4', '5', 0, 0 }, { '4', '6', 0, 0 }, { '4', '7', 0, 0 },
-	{ '4', '8', 0, 0 }, { '4', '9', 0, 0 }, { '5', '0', 0, 0 }, { '5', '1', 0, 0 },
-	{ '5', '2', 0, 0 }, { '5', '3', 0, 0 }, { '5', '4', 0, 0 }, { '5', '5', 0, 0 },
-	{ '5', '6', 0, 0 }, { '5', '7', 0, 0 }, { '5', '8', 0, 0 }, { '5', '9', 0, 0 },
-	{ '6', '0', 0, 0 }, { '6', '1', 0, 0 }, { '6', '2', 0, 0 }, { '6', '3', 0, 0 },
-	{ '6', '4', 0, 0 }, { '6', '5', 0, 0 }, { '6', '6', 0, 0 }, { '6', '7', 0, 0 },
-	{ '6', '8', 0, 0 }, { '6', '9', 0, 0 }, { '7', '0', 0, 0 }, { '7', '1', 0, 0 },
-	{ '7', '2', 0, 0 }, { '7', '3', 0, 0 }, { '7', '4', 0, 0 }, { '7', '5', 0, 0 },
-	{ '7', '6', 0, 0 }, { '7', '7', 0, 0 }, { '7', '8', 0, 0 }, { '7', '9', 0, 0 },
-	{ '8', '0', 0, 0 }, { '8', '1', 0, 0 }, { '8', '2', 0, 0 }, { '8', '3', 0, 0 },
-	{ '8', '4', 0, 0 }, { '8', '5', 0, 0 }, { '8', '6', 0, 0 }, { '8', '7', 0, 0 },
-	{ '8', '8', 0, 0 }, { '8', '9', 0, 0 }, { '9', '0', 0, 0 }, { '9', '1', 0, 0 },
-	{ '9', '2', 0, 0 }, { '9', '3', 0, 0 }, { '9', '4', 0, 0 }, { '9', '5', 0, 0 },
-	{ '9', '6', 0, 0 }, { '9', '7', 0, 0 }, { '9', '8', 0, 0 }, { '9', '9', 0, 0 },
-	{ '1', '0', '0', 0 }, { '1', '0', '1', 0 }, { '1', '0', '2', 0 }, { '1', '0', '3', 0 },
-	{ '1', '0', '4', 0 }, { '1', '0', '5', 0 }, { '1', '0', '6', 0 }, { '1', '0', '7', 0 },
-	{ '1', '0', '8', 0 }, { '1', '0', '9', 0 }, { '1', '1', '0', 0 }, { '1', '1', '1', 0 },
-	{ '1', '1', '2', 0 }, { '1', '1', '3', 0 }, { '1', '1', '4', 0 }, { '1', '1', '5', 0 },
-	{ '1', '1', '6', 0 }, { '1', '1', '7', 0 }, { '1', '1', '8', 0 }, { '1', '1', '9', 0 },
-	{ '1', '2', '0', 0 }, { '1', '2', '1', 0 }, { '1', '2', '2', 0 }, { '1', '2', '3', 0 },
-	{ '1', '2', '4', 0 }, { '1', '2', '5', 0 }, { '1', '2', '6', 0 }, { '1', '2', '7', 0 },
-	{ '1', '2', '8', 0 }, { '1', '2', '9', 0 }, { '1', '3', '0', 0 }, { '1', '3', '1', 0 },
-	{ '1', '3', '2', 0 }, { '1', '3', '3', 0 }, { '1', '3', '4', 0 }, { '1', '3', '5', 0 },
-	{ '1', '3', '6', 0 }, { '1', '3', '7', 0 }, { '1', '3', '8', 0 }, { '1', '3', '9', 0 },
-	{ '1', '4', '0', 0 }, { '1', '4', '1', 0 }, { '1', '4', '2', 0 }, { '1', '4', '3', 0 },
-	{ '1', '4', '4', 0 }, { '1', '4', '5', 0 }, { '1', '4', '6', 0 }, { '1', '4', '7', 0 },
-	{ '1', '4', '8', 0 }, { '1', '4', '9', 0 }, { '1', '5', '0', 0 }, { '1', '5', '1', 0 },
-	{ '1', '5', '2', 0 }, { '1', '5', '3', 0 }, { '1', '5', '4', 0 }, { '1', '5', '5', 0 },
-	{ '1', '5', '6', 0 }, { '1', '5', '7', 0 }, { '1', '5', '8', 0 }, { '1', '5', '9', 0 },
-	{ '1', '6', '0', 0 }, { '1', '6', '1', 0 }, { '1', '6', '2', 0 }, { '1', '6', '3', 0 },
-	{ '1', '6', '4', 0 }, { '1', '6', '5', 0 }, { '1', '6', '6', 0 }, { '1', '6', '7', 0 },
-	{ '1', '6', '8', 0 }, { '1', '6', '9', 0 }, { '1', '7', '0', 0 }, { '1', '7', '1', 0 },
-	{ '1', '7', '2', 0 }, { '1', '7', '3', 0 }, { '1', '7', '4', 0 }, { '1', '7', '5', 0 },
-	{ '1', '7', '6', 0 }, { '1', '7', '7', 0 }, { '1', '7', '8', 0 }, { '1', '7', '9', 0 },
-	{ '1', '8', '0', 0 }, { '1', '8', '1', 0 }, { '1', '8', '2', 0 }, { '1', '8', '3', 0 },
-	{ '1', '8', '4', 0 }, { '1', '8', '5', 0 }, { '1', '8', '6', 0 }, { '1', '8', '7', 0 },
-	{ '1', '8', '8', 0 }, { '1', '8', '9', 0 }, { '1', '9', '0', 0 }, { '1', '9', '1', 0 },
-	{ '1', '9', '2', 0 }, { '1', '9', '3', 0 }, { '1', '9', '4', 0 }, { '1', '9', '5', 0 },
-	{ '1', '9', '6', 0 }, { '1', '9', '7', 0 }, { '1', '9', '8', 0 }, { '1', '9', '9', 0 },
-	{ '2', '0', '0', 0 }, { '2', '0', '1', 0 }, { '2', '0', '2', 0 }, { '2', '0', '3', 0 },
-	{ '2', '0', '4', 0 }, { '2', '0', '5', 0 }, { '2', '0', '6', 0 }, { '2', '0', '7', 0 },
-	{ '2', '0', '8', 0 }, { '2', '0', '9', 0 }, { '2', '1', '0', 0 }, { '2', '1', '1', 0 },
-	{ '2', '1', '2', 0 }, { '2', '1', '3', 0 }, { '2', '1', '4', 0 }, { '2', '1', '5', 0 },
-	{ '2', '1', '6', 0 }, { '2', '1', '7', 0 }, { '2', '1', '8', 0 }, { '2', '1', '9', 0 },
-	{ '2', '2', '0', 0 }, { '2', '2', '1', 0 }, { '2', '2', '2', 0 }, { '2', '2', '3', 0 },
-	{ '2', '2', '4', 0 }, { '2', '2', '5', 0 }, { '2', '2', '6', 0 }, { '2', '2', '7', 0 },
-	{ '2', '2', '8', 0 }, { '2', '2', '9', 0 }, { '2', '3', '0', 0 }, { '2', '3', '1', 0 },
-	{ '2', '3', '2', 0 }, { '2', '3', '3', 0 }, { '2', '3', '4', 0 }, { '2', '3', '5', 0 },
-	{ '2', '3', '6', 0 }, { '2', '3', '7', 0 }, { '2', '3', '8', 0 }, { '2', '3', '9', 0 },
-	{ '2', '4', '0', 0 }, { '2', '4', '1', 0 }, { '2', '4', '2', 0 }, { '2', '4', '3', 0 },
-	{ '2', '4', '4', 0 }, { '2', '4', '5', 0 }, { '2', '4', '6', 0 }, { '2', '4', '7', 0 },
-	{ '2', '4', '8', 0 }, { '2', '4', '9', 0 }, { '2', '5', '0', 0 }, { '2', '5', '1', 0 },
-	{ '2', '5', '2', 0 }, { '2', '5', '3', 0 }, { '2', '5', '4', 0 }, { '2', '5', '5', 0 },
-};
-
-static inline char *put_octet(char *p, unsigned v)
-{
-	memcpy(p, ip4_txt[v], 4);
-	return p + (v >= 100 ? 3 : v >= 10 ? 2 : 1);
-}
-
-static inline char *put_ip4_bytes(char *p, const uint8_t *b)
-{
-	p = put_octet(p, b[0]);
-	*p++ = '.';
-	p = put_octet(p, b[1]);
-	*p++ = '.';
-	p = put_octet(p, b[2]);
-	*p++ = '.';
-	return put_octet(p, b[3]);
-}
-
-/* glibc's inet_ntop6, step for step (see the top of the file). */
-static char *put_ip6(char *p, const uint8_t *a)
-{
-	unsigned w[8];
-	int best = -1, best_len = 0, cur = -1, cur_len = 0;
-
-	for (int i = 0; i < 8; i++) {
-		w[i] = (unsigned)a[2 * i] << 8 | a[2 * i + 1];
-		if (w[i] == 0) {
-			if (cur < 0) {
-				cur = i;
-				cur_len = 1;
-			} else {
-				cur_len++;
-			}
-		} else if (cur >= 0) {
-			if (best < 0 || cur_len > best_len) {
-				best = cur;
-				best_len = cur_len;
-			}
-			cur = -1;
-		}
-	}
-	if (cur >= 0 && (best < 0 || cur_len > best_len)) {
-		best = cur;
-		best_len = cur_len;
-	}
-	if (best >= 0 && best_len < 2)
-		best = -1;
-	for (int i = 0; i < 8; i++) {
-		if (best >= 0 && i >= best && i < best + best_len) {
-			if (i == best)
-				*p++ = ':';
-			continue;
-		}
-		if (i)
-			*p++ = ':';
-		if (i == 6 && best == 0 && (best_len == 6 || (best_len == 5 && w[5] == 0xffff)))
-			return put_ip4_bytes(p, a + 12);
-		p = put_hex(p, w[i]);
-	}
-	if (best >= 0 && best + best_len == 8)
-		*p++ = ':';
-	return p;
-}
-
-static inline char *put_addr_of(char *p, uint8_t l3, const union ct_addr *a)
-{
-	if (l3 == CT_L3_IPV6)
-		return put_ip6(p, a->ip6);
-	return put_ip4_bytes(p, (const uint8_t *)&a->ip4);
-}
-
-size_t fmt_addr(char *buf, uint8_t l3, const union ct_addr *a)
-{
-	return (size_t)(put_addr_of(buf, l3, a) - buf);
 }
 
 static const char *l3_name(uint8_t l3)
@@ -300,48 +140,6 @@ static char *put_col(char *p, const char *name, unsigned num)
 	*p++ = ' ';
 	p = put_u64(p, num);
 	*p++ = ' ';
-	return p;
-}
-
-static char *put_tuple_text(char *p, const struct ct_tuple *t)
-{
-	p = PUT(p, "src=");
-	p = put_addr_of(p, t->l3, &t->src);
-	p = PUT(p, " dst=");
-	p = put_addr_of(p, t->l3, &t->dst);
-	*p++ = ' ';
-	switch (t->l4) {
-	case IPPROTO_TCP:
-	case IPPROTO_UDP:
-	case IPPROTO_UDPLITE:
-	case IPPROTO_SCTP:
-	case IPPROTO_DCCP:
-		p = PUT(p, "sport=");
-		p = put_u64(p, t->sport);
-		p = PUT(p, " dport=");
-		p = put_u64(p, t->dport);
-		*p++ = ' ';
-		break;
-	case IPPROTO_GRE:
-		p = PUT(p, "srckey=0x");
-		p = put_hex(p, t->sport);
-		p = PUT(p, " dstkey=0x");
-		p = put_hex(p, t->dport);
-		*p++ = ' ';
-		break;
-	case IPPROTO_ICMP:
-	case IPPROTO_ICMPV6:
-		p = PUT(p, "type=");
-		p = put_u64(p, ct_tuple_icmp_type(t));
-		p = PUT(p, " code=");
-		p = put_u64(p, ct_tuple_icmp_code(t));
-		p = PUT(p, " id=");
-		p = put_u64(p, t->sport);
-		*p++ = ' ';
-		break;
-	default:
-		break;
-	}
 	return p;
 }
 
@@ -422,12 +220,14 @@ static size_t put_text(char *buf, const struct fmt_opts *o,
 		p = put_str(p, ci->state_name);
 		*p++ = ' ';
 	}
-	p = put_tuple_text(p, &ci->orig);
+	p = ct_tuple_put(p, &ci->orig);
+	*p++ = ' ';
 	if (lp->counters)
 		p = put_counters(p, ci->packets[0], ci->bytes[0]);
 	if (!(ci->status & CT_ST_SEEN_REPLY))
 		p = PUT(p, "[UNREPLIED] ");
-	p = put_tuple_text(p, &ci->reply);
+	p = ct_tuple_put(p, &ci->reply);
+	*p++ = ' ';
 	if (lp->counters)
 		p = put_counters(p, ci->packets[1], ci->bytes[1]);
 	if (ci->status & CT_ST_ASSURED)
@@ -471,9 +271,9 @@ static char *json_tuple(char *p, const struct ct_tuple *t, uint64_t pk, uint64_t
 			bool counters)
 {
 	p = PUT(p, "{\"src\":\"");
-	p = put_addr_of(p, t->l3, &t->src);
+	p = ct_tuple_put_addr(p, t->l3, &t->src);
 	p = PUT(p, "\",\"dst\":\"");
-	p = put_addr_of(p, t->l3, &t->dst);
+	p = ct_tuple_put_addr(p, t->l3, &t->dst);
 	*p++ = '"';
 	switch (t->l4) {
 	case IPPROTO_ICMP:
@@ -521,7 +321,7 @@ static char *json_nat(char *p, const struct ct_conn_info *ci)
 	p = PUT(p, ",\"nat\":{");
 	if (ci->status & CT_ST_SRC_NAT) {
 		p = PUT(p, "\"src\":{\"addr\":\"");
-		p = put_addr_of(p, r->l3, &r->dst);
+		p = ct_tuple_put_addr(p, r->l3, &r->dst);
 		p = icmp ? PUT(p, "\",\"id\":") : PUT(p, "\",\"port\":");
 		p = put_u64(p, icmp ? r->sport : r->dport);
 		*p++ = '}';
@@ -530,7 +330,7 @@ static char *json_nat(char *p, const struct ct_conn_info *ci)
 	}
 	if (ci->status & CT_ST_DST_NAT) {
 		p = PUT(p, "\"dst\":{\"addr\":\"");
-		p = put_addr_of(p, r->l3, &r->src);
+		p = ct_tuple_put_addr(p, r->l3, &r->src);
 		p = icmp ? PUT(p, "\",\"id\":") : PUT(p, "\",\"port\":");
 		p = put_u64(p, r->sport);
 		*p++ = '}';

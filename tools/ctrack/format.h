@@ -81,9 +81,4 @@ void fmt_event(FILE *out, const struct fmt_opts *o, const struct ct_event *ev,
 const char *fmt_destroy_cause_name(enum ct_destroy_cause c);
 const char *fmt_what_name(unsigned bit);
 
-/* An address as inet_ntop(3) writes it, into @buf (at least 46 bytes);
- * returns the length, no NUL.  Exposed for the filters' messages and the
- * tests, which check it against inet_ntop byte for byte. */
-size_t fmt_addr(char *buf, uint8_t l3, const union ct_addr *a);
-
 #endif

@@ -64,32 +64,14 @@ void dm_log(const char *fmt, ...)
 	fprintf(stderr, "ctrack daemon: %s\n", buf);
 }
 
-/* The shortest timeout any entry can be given under @s, in ns. */
-static uint64_t min_timeout_ns(const struct ct_settings *s)
-{
-	uint32_t m = s->udp_timeout;
-
-#define MIN_OF(x) do { if ((x) < m) m = (x); } while (0)
-	for (unsigned i = 0; i < CT_TCP_TO_MAX; i++)
-		MIN_OF(s->tcp_timeouts[i]);
-	for (unsigned i = 0; i < CT_SCTP_TO_MAX; i++)
-		MIN_OF(s->sctp_timeouts[i]);
-	MIN_OF(s->udp_timeout_stream);
-	MIN_OF(s->icmp_timeout);
-	MIN_OF(s->icmpv6_timeout);
-	MIN_OF(s->gre_timeout);
-	MIN_OF(s->gre_timeout_stream);
-	MIN_OF(s->generic_timeout);
-#undef MIN_OF
-	return (uint64_t)m * 1000000000ull;
-}
-
 void dm_settings_changed(struct daemon *d)
 {
 	struct ct_settings s;
 
 	ct_table_get_settings(d->t, &s);
-	atomic_store_explicit(&d->min_timeout_ns, min_timeout_ns(&s), memory_order_relaxed);
+	atomic_store_explicit(&d->min_timeout_ns,
+			      (uint64_t)ct_settings_min_timeout(&s) * 1000000000ull,
+			      memory_order_relaxed);
 }
 
 void dm_state_load(struct daemon *d)

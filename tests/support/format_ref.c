@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * format_ref.c - the reference printer for tests/daemon/test_format.c:
+ * format_ref.c - the reference printer for tests/daemon/test_format.c
+ * and ctrack-bench list (tests/support):
  * tools/ctrack/format.c as it was before it was rewritten for speed
  * (snprintf and inet_ntop, field by field as libnetfilter_conntrack's
  * snprintf_default.c), kept unchanged but for its names, so that the new
