@@ -20,5 +20,7 @@ int cmd_read(int argc, char **argv);
  * command: list, get, count, events, stats, flush, delete, set, sysctl) */
 int cmd_daemon(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
+/* ctrack sync COMMAND (argv[0] is "sync"): ctl_sync_client.c */
+int cmd_sync_ctl(int argc, char **argv);
 
 #endif

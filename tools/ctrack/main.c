@@ -31,6 +31,8 @@ static void usage(FILE *out)
 "  delete           remove the entries that match (conntrack -D)\n"
 "  set NAME=VALUE   change a setting (sysctl -w net.netfilter.NAME=VALUE)\n"
 "  sysctl [NAME]    show the settings\n"
+"  sync COMMAND     conntrackd's commands: list, stats, resync, commit, ...\n"
+"                   (see 'ctrack sync --help')\n"
 "  help [COMMAND]   this text, or a command's\n"
 "  version          print the version\n"
 "\n"
@@ -52,6 +54,8 @@ int main(int argc, char **argv)
 		return cmd_read(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "daemon"))
 		return cmd_daemon(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "sync"))
+		return cmd_sync_ctl(argc - 1, argv + 1);
 	for (int i = 0; ctl_cmds[i]; i++)
 		if (!strcmp(argv[1], ctl_cmds[i]))
 			return cmd_ctl(argc - 1, argv + 1);
@@ -60,6 +64,10 @@ int main(int argc, char **argv)
 		if (argc > 2 && !strcmp(argv[2], "read")) {
 			char *av[] = { "read", "--help", NULL };
 			return cmd_read(2, av);
+		}
+		if (argc > 2 && !strcmp(argv[2], "sync")) {
+			char *av[] = { "sync", "--help", NULL };
+			return cmd_sync_ctl(2, av);
 		}
 		if (argc > 2 && !strcmp(argv[2], "daemon")) {
 			char *av[] = { "daemon", "--help", NULL };

@@ -53,6 +53,7 @@ static int sd_notify(int unset, const char *state)
 
 #include "../cli.h"
 #include "daemon.h"
+#include "dm_sync.h"
 
 void dm_log(const char *fmt, ...)
 {
@@ -218,6 +219,11 @@ int cmd_daemon(int argc, char **argv)
 		rc = CT_EXIT_USAGE;
 		goto out;
 	}
+	/* before the sources: the sync node sees the table's first event */
+	if (dm_sync_open(d, err, sizeof(err)) < 0) {
+		rc = CT_EXIT_INPUT;
+		goto out;
+	}
 	if (d->opt.n_ifaces)
 		r = dm_live_open(d, err, sizeof(err));
 	else
@@ -278,6 +284,7 @@ out:
 			rc = CT_EXIT_INTERNAL;
 	}
 	dm_live_close(d);
+	dm_sync_close(d);
 	ctl_server_close(d);
 	ct_table_set_event_handler(d->t, NULL, NULL);
 	if (d->thr)

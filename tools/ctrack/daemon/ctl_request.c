@@ -22,12 +22,14 @@ static const char *const cmd_names[CMD_N] = {
 	[CMD_HELLO] = "hello", [CMD_LIST] = "list", [CMD_GET] = "get",
 	[CMD_COUNT] = "count", [CMD_EVENTS] = "events", [CMD_STATS] = "stats",
 	[CMD_FLUSH] = "flush", [CMD_DELETE] = "delete", [CMD_SET] = "set",
-	[CMD_SYSCTL] = "sysctl",
+	[CMD_SYSCTL] = "sysctl", [CMD_SYNC_LIST] = "sync-list", [CMD_SYNC_STATS] = "sync-stats",
+	[CMD_SYNC_RESYNC] = "sync-resync", [CMD_SYNC_BULK] = "sync-bulk",
+	[CMD_SYNC_FLUSH] = "sync-flush", [CMD_SYNC_COMMIT] = "sync-commit",
 };
 
 /* Members each command takes besides "v" and "cmd". */
 enum { M_FORMAT = 1, M_OUTPUT = 2, M_ZERO = 4, M_FILTER = 8, M_EVENTS = 16, M_NAME = 32,
-       M_VALUE = 64 };
+       M_VALUE = 64, M_CACHE = 128 };
 
 static const unsigned cmd_members[CMD_N] = {
 	[CMD_HELLO] = 0,
@@ -40,6 +42,12 @@ static const unsigned cmd_members[CMD_N] = {
 	[CMD_DELETE] = M_FILTER,
 	[CMD_SET] = M_NAME | M_VALUE,
 	[CMD_SYSCTL] = M_NAME,
+	[CMD_SYNC_LIST] = M_FORMAT | M_CACHE,
+	[CMD_SYNC_STATS] = 0,
+	[CMD_SYNC_RESYNC] = 0,
+	[CMD_SYNC_BULK] = 0,
+	[CMD_SYNC_FLUSH] = M_CACHE,
+	[CMD_SYNC_COMMIT] = 0,
 };
 
 static const struct {
@@ -48,12 +56,13 @@ static const struct {
 } members[] = {
 	{ "format", M_FORMAT }, { "output", M_OUTPUT }, { "zero", M_ZERO },
 	{ "filter", M_FILTER }, { "events", M_EVENTS }, { "name", M_NAME },
-	{ "value", M_VALUE },
+	{ "value", M_VALUE }, { "cache", M_CACHE },
 };
 
 bool ctl_cmd_is_admin(enum ctl_cmd c)
 {
-	return c == CMD_FLUSH || c == CMD_DELETE || c == CMD_SET;
+	return c == CMD_FLUSH || c == CMD_DELETE || c == CMD_SET || c == CMD_SYNC_RESYNC ||
+	       c == CMD_SYNC_BULK || c == CMD_SYNC_FLUSH || c == CMD_SYNC_COMMIT;
 }
 
 const char *ctl_cmd_name(enum ctl_cmd c)
@@ -166,7 +175,8 @@ int ctl_request_parse(const char *line, size_t len, struct ctl_request *r,
 			break;
 	if (r->cmd == CMD_N)
 		FAIL("ENOSYS", "unknown command \"%.64s\" (hello, list, get, count, events, stats, "
-		     "flush, delete, set, sysctl)", cmd);
+		     "flush, delete, set, sysctl, sync-list, sync-stats, sync-resync, sync-bulk, "
+		     "sync-flush, sync-commit)", cmd);
 	allowed = cmd_members[r->cmd];
 	json_object_foreach(root, key, v) {
 		size_t i;
@@ -251,6 +261,14 @@ int ctl_request_parse(const char *line, size_t len, struct ctl_request *r,
 		if (!t || !*t || strlen(t) >= sizeof(r->value))
 			FAIL("EINVAL", "\"value\" must be a number (a string or an integer)");
 		memcpy(r->value, t, strlen(t) + 1);
+	}
+	if ((v = json_object_get(root, "cache"))) {
+		const char *cs = json_is_string(v) ? json_string_value(v) : "";
+
+		if (!strcmp(cs, "internal"))
+			r->internal = true;
+		else if (strcmp(cs, "external") != 0)
+			FAIL("EINVAL", "\"cache\" must be \"internal\" or \"external\"");
 	}
 	if (r->cmd == CMD_SET && (!r->name[0] || !r->value[0]))
 		FAIL("EINVAL", "\"set\" needs \"name\" and \"value\"");

@@ -36,6 +36,12 @@ enum ctl_cmd {
 	CMD_DELETE,      /* conntrack -D */
 	CMD_SET,         /* sysctl -w net.netfilter.NAME=VALUE */
 	CMD_SYSCTL,      /* read the settings (sysctl -a style) */
+	CMD_SYNC_LIST,   /* conntrackd -e / -i: a sync cache (docs/sync.md) */
+	CMD_SYNC_STATS,  /* conntrackd -s */
+	CMD_SYNC_RESYNC, /* conntrackd -n: ask the peer for its table */
+	CMD_SYNC_BULK,   /* conntrackd -B: send ours */
+	CMD_SYNC_FLUSH,  /* conntrackd -f internal|external */
+	CMD_SYNC_COMMIT, /* conntrackd -c: the external cache into the table */
 	CMD_N
 };
 
@@ -59,6 +65,8 @@ struct ctl_request {
 	bool has_filter;
 	char name[96];         /* set: the knob */
 	char value[32];        /* set: its value */
+	bool internal;         /* sync-list, sync-flush: "cache":"internal"
+				* (default "external") */
 };
 
 /* Needs root or the admin group (the commands that change the table). */

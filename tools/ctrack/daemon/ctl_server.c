@@ -49,6 +49,7 @@
 
 #include "ctl_request.h"
 #include "daemon.h"
+#include "dm_sync.h"
 
 #define SLICE_ENTRIES 2048
 #define OUT_LOW (256u << 10)     /* a listing's next slice when below */
@@ -110,7 +111,7 @@ struct ctl_server {
 static void drain_events(struct daemon *d);
 
 /* epoll tags for the non-client descriptors */
-static char tag_listen, tag_signal, tag_timer;
+static char tag_listen, tag_signal, tag_timer, tag_sync;
 
 /* ---- output buffers ---- */
 
@@ -723,6 +724,80 @@ static void start_job(struct daemon *d, struct client *c, enum cstate st, bool c
 				      format_name(c->req.format)));
 }
 
+static void sync_put_line(void *arg, const char *line, size_t n)
+{
+	put_line(arg, line, n);
+}
+
+/* The sync commands (dm_sync.c has the node; docs/control.md the
+ * replies). */
+static void cmd_sync(struct daemon *d, struct client *c)
+{
+	enum ct_sync_cache_id which = c->req.internal ? CT_SYNC_INTERNAL : CT_SYNC_EXTERNAL;
+	const char *cache = c->req.internal ? "internal" : "external";
+	const char *name = ctl_cmd_name(c->req.cmd);
+	json_t *j;
+
+	if (!dm_sync_enabled(d)) {
+		put_error(c, "ENOTCONN", "sync is off: start the daemon with --sync (docs/sync.md)");
+		return;
+	}
+	switch (c->req.cmd) {
+	case CMD_SYNC_LIST: {
+		uint64_t n;
+
+		set_fmt(d, c);
+		c->fo.acct = false;   /* the protocol carries no counters */
+		put_json(c, json_pack("{s:i,s:b,s:s,s:s,s:s}", "v", CTL_PROTO_VERSION, "ok", 1,
+				      "cmd", name, "format", format_name(c->req.format), "cache",
+				      cache));
+		drain_events(d);   /* the internal cache up to date first */
+		n = dm_sync_list(d, which, &c->fo, sync_put_line, c);
+		put_json(c, json_pack("{s:i,s:s,s:I}", "v", CTL_PROTO_VERSION, "end", name,
+				      "count", (json_int_t)n));
+		break;
+	}
+	case CMD_SYNC_STATS:
+		j = json_pack("{s:i,s:b,s:s}", "v", CTL_PROTO_VERSION, "ok", 1, "cmd", name);
+		json_object_set_new(j, "sync", dm_sync_stats_json(d));
+		put_json(c, j);
+		break;
+	case CMD_SYNC_RESYNC:
+		dm_sync_resync(d);
+		put_json(c, json_pack("{s:i,s:b,s:s}", "v", CTL_PROTO_VERSION, "ok", 1, "cmd", name));
+		break;
+	case CMD_SYNC_BULK:
+		drain_events(d);
+		dm_sync_bulk(d);
+		put_json(c, json_pack("{s:i,s:b,s:s}", "v", CTL_PROTO_VERSION, "ok", 1, "cmd", name));
+		break;
+	case CMD_SYNC_FLUSH:
+		put_json(c, json_pack("{s:i,s:b,s:s,s:s,s:I}", "v", CTL_PROTO_VERSION, "ok", 1,
+				      "cmd", name, "cache", cache, "removed",
+				      (json_int_t)dm_sync_flush(d, which)));
+		break;
+	default: {
+		char err[512];
+		struct dm_sync_commit_result cr;
+		int r;
+
+		drain_events(d);   /* what the table did before, first */
+		r = dm_sync_commit(d, &cr, err, sizeof(err));
+		if (r < 0) {
+			put_error(c, r == -ENOSYS ? "ENOSYS" : r == -ENOMEM ? "ENOMEM" : "EIO", err);
+			break;
+		}
+		put_json(c, json_pack("{s:i,s:b,s:s,s:I,s:I,s:I}", "v", CTL_PROTO_VERSION, "ok", 1,
+				      "cmd", name, "committed", (json_int_t)cr.committed, "expired",
+				      (json_int_t)cr.expired, "failed", (json_int_t)cr.failed));
+		dm_log("control: uid %u committed the external cache (%" PRIu64 " entries, %"
+		       PRIu64 " expired, %" PRIu64 " refused)", (unsigned)c->uid, cr.committed,
+		       cr.expired, cr.failed);
+		break;
+	}
+	}
+}
+
 static void execute(struct daemon *d, struct client *c)
 {
 	struct ctl_server *s = d->srv;
@@ -806,6 +881,14 @@ static void execute(struct daemon *d, struct client *c)
 		break;
 	case CMD_SYSCTL:
 		cmd_sysctl(d, c);
+		break;
+	case CMD_SYNC_LIST:
+	case CMD_SYNC_STATS:
+	case CMD_SYNC_RESYNC:
+	case CMD_SYNC_BULK:
+	case CMD_SYNC_FLUSH:
+	case CMD_SYNC_COMMIT:
+		cmd_sync(d, c);
 		break;
 	default:
 		put_error(c, "ENOSYS", "not implemented");
@@ -959,6 +1042,7 @@ static void direct_event(const struct ct_event *ev, void *arg)
 	struct daemon *d = arg;
 
 	dm_export_event(d, ev);
+	dm_sync_event(d, ev);
 	if (!d->srv->n_subs)
 		return;
 	for (struct client *c = d->srv->clients; c; c = c->next)
@@ -974,6 +1058,11 @@ static void drain_events(struct daemon *d)
 
 	do {
 		n = evbus_drain(d->bus, s->evbuf, EV_BATCH, &lost);
+		if (d->sync) {
+			dm_sync_lost(d, lost);
+			for (size_t i = 0; i < n; i++)
+				dm_sync_event(d, &s->evbuf[i]);
+		}
 		if (lost)
 			for (struct client *c = s->clients; c; c = c->next)
 				if (c->st == CS_EVENTS) {
@@ -992,6 +1081,7 @@ static void drain_events(struct daemon *d)
 		if (n)
 			dm_export_kick(d);
 	} while (n == EV_BATCH);
+	dm_sync_kick(d);
 }
 
 void ctl_server_drain(struct daemon *d)
@@ -1192,6 +1282,11 @@ int ctl_server_run(struct daemon *d)
 	struct epoll_event evs[64];
 
 	evbus_set_direct(direct_event, d);
+	if (dm_sync_fd(d) >= 0) {
+		struct epoll_event sev = { .events = EPOLLIN, .data.ptr = &tag_sync };
+
+		epoll_ctl(s->epfd, EPOLL_CTL_ADD, dm_sync_fd(d), &sev);
+	}
 	while (!s->stop) {
 		bool jobs = false;
 		int n, timeout;
@@ -1200,7 +1295,7 @@ int ctl_server_run(struct daemon *d)
 			if ((c->st == CS_LIST || c->st == CS_DELETE) && ob_pending(&c->out) < OUT_LOW)
 				jobs = true;
 		/* events are taken every 10 ms while someone reads them */
-		timeout = jobs ? 0 : s->n_subs || d->ex ? 10 : 1000;
+		timeout = jobs ? 0 : (s->n_subs || d->ex || d->sync) ? 10 : 1000;
 		n = epoll_wait(s->epfd, evs, 64, timeout);
 		for (int i = 0; i < n; i++) {
 			void *p = evs[i].data.ptr;
@@ -1216,6 +1311,10 @@ int ctl_server_run(struct daemon *d)
 			}
 			if (p == &tag_timer) {
 				tick(d);
+				continue;
+			}
+			if (p == &tag_sync) {
+				dm_sync_poll(d);
 				continue;
 			}
 			c = p;

@@ -81,6 +81,8 @@ struct dm_options {
 	unsigned export_queue;      /* --export-queue: events for the export */
 	bool have_config;
 	bool check;                 /* --check: parse, report, exit */
+	char sync[2048];            /* --sync SPEC (repeatable, joined with
+				     * commas): dm_sync.h; "" = off */
 };
 
 void dm_options_default(struct dm_options *o);
@@ -155,6 +157,7 @@ struct dm_worker {
 /* ---- the daemon ---- */
 
 struct ctl_server;
+struct dm_sync;
 struct evbus;
 struct replay;
 struct dm_export;
@@ -171,6 +174,7 @@ struct daemon {
 	struct evbus *bus;
 	struct ctl_server *srv;
 	struct dm_export *ex;       /* NULL without --ipfix, --metrics-listen */
+	struct dm_sync *sync;       /* --sync: dm_sync.c (main thread) */
 	struct fmt_opts fo;         /* the daemon's defaults for listings */
 	_Atomic uint64_t min_timeout_ns; /* bursts end before an entry could
 				     * expire (the settings' shortest) */

@@ -21,6 +21,7 @@
 
 #include "../sysctl_file.h"
 #include "daemon.h"
+#include "dm_sync.h"
 
 void dm_options_default(struct dm_options *o)
 {
@@ -47,7 +48,7 @@ enum opt_id {
 	O_INTERFACE = 1, O_FILTER, O_REPLAY, O_SPEED, O_WORKERS, O_SOCKET, O_SOCKET_GROUP,
 	O_ADMIN_GROUP, O_SOCKET_MODE, O_RING_MB, O_RING_TIMEOUT, O_MAX_CLIENTS,
 	O_EVENTS_BUFFER, O_EVENT_RING, O_LOOP, O_CONTROL_NICE, O_SET, O_SYSCTL_FILE, O_ROUTER, O_CONFIG, O_CHECK, O_HELP,
-	O_EXPORT_QUEUE,
+	O_EXPORT_QUEUE, O_SYNC,
 	/* and export.h's EX_OPT_* for the flow export and metrics */
 };
 
@@ -105,6 +106,9 @@ static const struct opt_def defs[] = {
 	  "events waiting for the export; beyond, dropped and counted (65536)" },
 	{ "metrics-listen", EX_OPT_METRICS_LISTEN, 1, "[ADDR:]PORT",
 	  "serve Prometheus metrics (GET /metrics); ADDR default 127.0.0.1" },
+	{ "sync", O_SYNC, 1, "KEY=VALUE,...",
+	  "join a conntrackd cluster (repeatable; docs/sync.md): e.g. mode=ftfw,"
+	  "transport=udp,iface=eth2,local=ADDR,peer=ADDR" },
 	{ "config", O_CONFIG, 1, "FILE", "read options from FILE first" },
 	{ "check", O_CHECK, 0, NULL, "check the options and the config file, start nothing" },
 	{ "help", O_HELP, 0, NULL, "this text" },
@@ -310,6 +314,20 @@ static int apply(struct dm_options *o, const struct opt_def *d, const char *v,
 	case O_LOOP:
 		o->loop = true;
 		return 0;
+	case O_SYNC: {
+		size_t have = strlen(o->sync);
+
+		/* settings accumulate, so that a config file can give them one
+		 * line each (sync mode=ftfw / sync peer=10.0.0.1); checked
+		 * whole once everything is read */
+		if (!*v || have + strlen(v) + 2 > sizeof(o->sync)) {
+			snprintf(err, errlen, "%s: '%s': the sync settings are empty or longer "
+				 "than %zu bytes", where, v, sizeof(o->sync) - 1);
+			return -1;
+		}
+		snprintf(o->sync + have, sizeof(o->sync) - have, "%s%s", have ? "," : "", v);
+		return 0;
+	}
 	case O_CONTROL_NICE:
 		if (parse_uint(v, 0, 19, &n, 10) < 0) {
 			snprintf(err, errlen, "%s: '%s' is not a nice value from 0 to 19", where, v);
@@ -505,6 +523,14 @@ int dm_options_parse(int argc, char **argv, struct dm_options *o, char *err, siz
 		snprintf(err, errlen, "--loop goes with --replay");
 		return -1;
 	}
+	if (o->sync[0]) {
+		char why[512];
+
+		if (dm_sync_check(o->sync, why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "--sync %s: %s", o->sync, why);
+			return -1;
+		}
+	}
 	if (o->filter[0] && o->replay[0]) {
 		snprintf(err, errlen, "--filter applies to live interfaces, not to --replay "
 			 "(filter the capture with tcpdump -r FILE -w OUT EXPR first)");
@@ -543,6 +569,8 @@ const char *dm_options_restart_only(const struct dm_options *a, const struct dm_
 		return "loop";
 	if (a->control_nice != b->control_nice)
 		return "control-nice";
+	if (strcmp(a->sync, b->sync) != 0)
+		return "sync";
 	if (a->set.buckets != b->set.buckets)
 		return "set nf_conntrack_buckets";
 	if (!ex_opts_same(&a->ex, &b->ex))
