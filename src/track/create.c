@@ -210,6 +210,13 @@ static struct ct_slab_mag *mag_for(struct ct_thread *thr, struct ct_ns *ns,
 	return m;
 }
 
+/* ct_track_mag (track.h): the record layer's imports allocate as a
+ * creation does. */
+struct ct_slab_mag *ct_track_mag(struct ct_thread *thr, struct ct_ns *ns, unsigned cls)
+{
+	return mag_for(thr, ns, cls);
+}
+
 /*
  * ct_track_create (track.h).
  */

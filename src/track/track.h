@@ -174,4 +174,12 @@ bool ct_track_create(struct ct_thread *thr, struct ct_ns *ns, const struct ct_se
 		     const struct pkt_key *k, ct_time_ns now, struct ct_verdict *v,
 		     struct burst_ctx *bc, int *repeats);
 
+/*
+ * ct_track_mag - @thr's magazine for objects of size class @cls in @ns,
+ * switched to @ns's slab if it held another's (the cached objects going
+ * back to theirs).  For whoever allocates an entry outside a packet's
+ * creation (src/record/'s import); the owner of @thr, read side held.
+ */
+struct ct_slab_mag *ct_track_mag(struct ct_thread *thr, struct ct_ns *ns, unsigned cls);
+
 #endif /* CT_TRACK_H */
