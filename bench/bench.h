@@ -66,5 +66,6 @@ int bench_ovs(const struct bench_args *a);
 int bench_read(const struct bench_args *a);
 int bench_sync(const struct bench_args *a);
 int bench_nat_search(const struct bench_args *a);
+int bench_record(const struct bench_args *a);
 
 #endif

@@ -208,8 +208,9 @@ enum ct_record_reason ct_record_check(const struct ct_record *rec);
  * @zone, or all with @zone < 0), taken at @now (the table's clock: the
  * record's moment).  An attached thread.  Cost: that of ct_table_dump
  * (O(rows + entries), the resize lock for the whole walk, each entry's
- * lock while it is copied; about 60 ns an entry besides @fn at 1M
- * entries, BENCHMARKS.md "record"); @fn runs under the same rules as a
+ * lock while it is copied: at 1M entries about 1.15x a dump's CPU time,
+ * 335 ns an entry besides @fn, BENCHMARKS.md "record"); @fn runs under
+ * the same rules as a
  * dump callback (no dump, flush, teardown or detach from it).  @fn
  * returns 0 to go on, anything else to stop.  Returns 0 when every entry
  * was seen, what @fn returned, or -EINVAL (@thr or @fn NULL).
@@ -254,8 +255,10 @@ enum {
  * as it was, expires at its expiry) is delivered, as the collector would
  * have delivered it.
  *
- * An attached thread.  Cost: one hash, one row lock, an allocation from
- * the thread's magazine (about 150 ns at 1M entries, BENCHMARKS.md).
+ * An attached thread.  Cost: the check, one hash, one row lock (at 1M
+ * entries a cache miss: about 800 ns of CPU a record, what making the
+ * entry from its packets costs; BENCHMARKS.md "record"), an allocation
+ * from the thread's magazine.
  * Returns 1 inserted; 0 expired (DESTROY delivered); or a negative errno
  * with *@why (if not NULL) set: -EINVAL the record is refused
  * (ct_record_check's reason), -ENOENT no such zone (CT_RECORD_R_ZONE),

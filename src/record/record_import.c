@@ -29,6 +29,7 @@
 
 #include "record/record_priv.h"
 #include "table/conn_info.h"
+#include "table/htab.h"
 #include "table/resize.h"
 #include "table/thread.h"
 #include "track/track.h"
@@ -212,4 +213,31 @@ int ct_record_import(struct ct_thread *thr, const struct ct_record *rec,
 	ret = import_locked(thr, rec, now, elapsed_ns, flags & CT_RECORD_F_COMMIT, why);
 	ct_read_unlock(thr);
 	return ret;
+}
+
+/*
+ * ct_record_prefetch (record_priv.h): what the insert of @rec will touch
+ * - its row, the row's sub bound and, with the wheel, its slot bounds -
+ * asked for ahead, as the burst's stages do for packets (track/track.c):
+ * at a million entries each is a miss, and a restore that imports one
+ * record after another waits for them one by one.
+ */
+void ct_record_prefetch(struct ct_thread *thr, const struct ct_record *rec)
+{
+	struct ct_table *t = thr->t;
+	struct ct_htab *h;
+	struct ct_row *r;
+	uint64_t ri;
+
+	if (rec->orig.l3 != CT_L3_IPV4 && rec->orig.l3 != CT_L3_IPV6)
+		return;
+	ct_read_lock(thr);
+	h = atomic_load_explicit(&t->htab, memory_order_acquire);
+	r = ct_htab_row(h, ct_hash_tuple(&t->key, &rec->orig));
+	ri = (uint64_t)(r - h->rows);
+	__builtin_prefetch(r, 1);
+	__builtin_prefetch(&h->sub_due_inv[ri / CT_SUB_ROWS], 1);
+	if (atomic_load_explicit(&t->wheel_on, memory_order_relaxed))
+		__builtin_prefetch(ct_slot_due(h, ri), 1);
+	ct_read_unlock(thr);
 }

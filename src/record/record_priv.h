@@ -60,4 +60,10 @@ static inline uint64_t rec_get64(const uint8_t *p)
 size_t ct_record_proto_size(uint8_t l4);
 size_t ct_record_proto_enc_size(uint8_t l4);
 
+/* Ask for the memory the import of @rec will touch (record_import.c); an
+ * attached thread, outside a read-side section.  Only a hint: it changes
+ * nothing. */
+struct ct_thread;
+void ct_record_prefetch(struct ct_thread *thr, const struct ct_record *rec);
+
 #endif /* CT_RECORD_PRIV_H */

@@ -63,6 +63,7 @@ enum {
  * invalid_by_reason follows by name). */
 #define SF_N_FIXED 16u
 #define SF_ZONE_SIZE (4u + 6u * 8u)
+#define RESTORE_AHEAD 8u
 
 static int set_err(struct ct_state_error *e, enum ct_state_err err, int sys,
 		   uint64_t off, const char *what)
@@ -846,27 +847,43 @@ int ct_state_restore(struct ct_state_file *f, struct ct_thread *thr,
 		const uint8_t *h = f->buf + off;
 		uint32_t plen = rec_get32(h + 4), count = rec_get32(h + 8);
 		const uint8_t *p = h + SF_BLK;
-		size_t o2 = 0;
+		size_t o2 = 0, ahead = 0;
+		/* records decoded RESTORE_AHEAD ahead of their import, their
+		 * rows prefetched meanwhile (ct_record_prefetch) */
+		struct ct_record ring[RESTORE_AHEAD];
+		size_t used_of[RESTORE_AHEAD];
+		uint32_t decoded = 0;
 
 		for (uint32_t i = 0; i < count; i++, index++) {
-			struct ct_record rec;
 			enum ct_record_reason why;
-			size_t used = ct_record_decode(p + o2, plen - o2, &rec, &why);
+			struct ct_record *rp;
+			size_t used;
 
-			/* checked when opened: a failure here is a file that
-			 * changed under the mapping */
-			if (!used) {
-				r = set_err(err, CT_STATE_E_RECORD, 0, off + SF_BLK + o2, NULL);
-				if (err) {
-					err->reason = why;
-					err->record = index;
+			/* checked when opened: a failure to decode here is a
+			 * file that changed under the mapping */
+			while (decoded < count && decoded < i + RESTORE_AHEAD) {
+				struct ct_record *nr = &ring[decoded % RESTORE_AHEAD];
+				size_t u = ct_record_decode(p + ahead, plen - ahead, nr, &why);
+
+				if (!u) {
+					r = set_err(err, CT_STATE_E_RECORD, 0, off + SF_BLK + ahead, NULL);
+					if (err) {
+						err->reason = why;
+						err->record = index + (decoded - i);
+					}
+					return r;
 				}
-				return r;
+				used_of[decoded % RESTORE_AHEAD] = u;
+				ct_record_prefetch(thr, nr);
+				ahead += u;
+				decoded++;
 			}
-			r = ct_record_import(thr, &rec, o->now, o->elapsed_ns, 0, &why);
-			if (r == -ENOENT && rec.orig.zone &&
-			    ensure_zone(t, rec.orig.zone, o->zone_settings, &res) == 0)
-				r = ct_record_import(thr, &rec, o->now, o->elapsed_ns, 0, &why);
+			rp = &ring[i % RESTORE_AHEAD];
+			used = used_of[i % RESTORE_AHEAD];
+			r = ct_record_import(thr, rp, o->now, o->elapsed_ns, 0, &why);
+			if (r == -ENOENT && rp->orig.zone &&
+			    ensure_zone(t, rp->orig.zone, o->zone_settings, &res) == 0)
+				r = ct_record_import(thr, rp, o->now, o->elapsed_ns, 0, &why);
 			if (r < 0) {
 				r = set_err(err, CT_STATE_E_IMPORT, -r, off + SF_BLK + o2, NULL);
 				if (err) {
