@@ -237,9 +237,6 @@ struct ct_conn_info {
 	uint32_t status;             /* CT_ST_* */
 	uint32_t mark;
 	uint8_t l4state;             /* protocol state number */
-	const char *state_name;      /* "ESTABLISHED", ..., or NULL for
-				      * protocols without states */
-	uint8_t labels[16];
 	/* TCP (zero for other protocols): what ctnetlink's
 	 * CTA_PROTOINFO_TCP shows besides the state, by enum ct_dir - each
 	 * direction's window scale (0..14) and flags (IP_CT_TCP_FLAG_*:
@@ -250,6 +247,9 @@ struct ct_conn_info {
 		uint8_t wscale[2];
 		uint8_t flags[2];
 	} tcp;
+	const char *state_name;      /* "ESTABLISHED", ..., or NULL for
+				      * protocols without states */
+	uint8_t labels[16];
 };
 
 /*

@@ -215,8 +215,8 @@ static size_t put_counters(uint8_t *p, const struct ct_stats *s, uint32_t *n_rea
 		if (!s->invalid_by_reason[i] || l > 255)
 			continue;
 		*q++ = (uint8_t)l;
-		memcpy(q, name, l);
-		q += l;
+		for (size_t k = 0; k < l; k++)   /* the name without its NUL */
+			*q++ = (uint8_t)name[k];
 		rec_put64(q, s->invalid_by_reason[i]);
 		q += 8;
 		(*n_reasons)++;
@@ -645,20 +645,18 @@ static int check_file(struct ct_state_file *f, struct ct_state_error *e)
 	}
 }
 
-int ct_state_open_mem(const void *buf, size_t len, struct ct_state_file **out,
-		      struct ct_state_error *err)
+/* @len bytes at @buf, mapped by ct_state_open (@mapped) or the caller's. */
+static int open_buf(const void *buf, size_t len, bool mapped, struct ct_state_file **out,
+		    struct ct_state_error *err)
 {
-	struct ct_state_file *f;
+	struct ct_state_file *f = calloc(1, sizeof(*f));
 	int r;
 
-	if (!out || (!buf && len))
-		return set_err(err, CT_STATE_E_ARG, 0, 0, "arguments");
-	*out = NULL;
-	f = calloc(1, sizeof(*f));
 	if (!f)
 		return set_err(err, CT_STATE_E_IO, ENOMEM, 0, "allocate");
 	f->buf = buf;
 	f->len = len;
+	f->mapped = mapped;
 	if ((r = check_file(f, err)) < 0) {
 		free(f);
 		return r;
@@ -667,6 +665,15 @@ int ct_state_open_mem(const void *buf, size_t len, struct ct_state_file **out,
 		memset(err, 0, sizeof(*err));
 	*out = f;
 	return 0;
+}
+
+int ct_state_open_mem(const void *buf, size_t len, struct ct_state_file **out,
+		      struct ct_state_error *err)
+{
+	if (!out || (!buf && len))
+		return set_err(err, CT_STATE_E_ARG, 0, 0, "arguments");
+	*out = NULL;
+	return open_buf(buf, len, false, out, err);
 }
 
 int ct_state_open(const char *path, struct ct_state_file **out,
@@ -701,14 +708,10 @@ int ct_state_open(const char *path, struct ct_state_file **out,
 		}
 	}
 	close(fd);
-	r = ct_state_open_mem(map, (size_t)st.st_size, out, err);
-	if (r < 0) {
-		if (map)
-			munmap(map, (size_t)st.st_size);
-		return r;
-	}
-	(*out)->mapped = map != NULL;
-	return 0;
+	r = open_buf(map, (size_t)st.st_size, map != NULL, out, err);
+	if (r < 0 && map)
+		munmap(map, (size_t)st.st_size);
+	return r;
 }
 
 void ct_state_close(struct ct_state_file *f)
@@ -938,7 +941,7 @@ const char *ct_state_strerror(const struct ct_state_error *e, char *buf, size_t 
 		break;
 	case CT_STATE_E_VERSION:
 		snprintf(buf, len, "a state file of format version %u; this ctrack reads "
-			 "version %u", e->version, CT_STATE_VERSION);
+			 "version %u", e->version, (unsigned)CT_STATE_VERSION);
 		break;
 	case CT_STATE_E_HEADER:
 		snprintf(buf, len, "damaged header (%s wrong)", what);
