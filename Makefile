@@ -49,12 +49,13 @@ test:
 	@scripts/run-tests.sh $(BUILD)
 
 # Only the library and the concurrency tests are built under TSan (the
-# ninja alias 'concurrency-tests'); tests/concurrency/README.md explains
+# ninja aliases 'concurrency-tests', and 'daemon-concurrency-tests' for the
+# daemon's threads, tests/daemon/); tests/concurrency/README.md explains
 # the annotations and suppressions.  CT_STRESS_MS=N runs each case longer.
 test-tsan:
 	@scripts/deps.sh test
 	@test -f build-tsan/build.ninja || meson setup build-tsan -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debug -Doptimization=1 >/dev/null
-	@ninja -C build-tsan concurrency-tests >/dev/null || ninja -C build-tsan concurrency-tests
+	@ninja -C build-tsan concurrency-tests daemon-concurrency-tests >/dev/null || ninja -C build-tsan concurrency-tests daemon-concurrency-tests
 	@scripts/run-tests.sh build-tsan --suite concurrency --no-rebuild
 
 bench:

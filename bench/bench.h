@@ -57,6 +57,8 @@ struct bench_entry {
 };
 
 int bench_gc_yield(const struct bench_args *a);
+int bench_list(const struct bench_args *a);
+int bench_live(const struct bench_args *a);
 int bench_gc_idle(const struct bench_args *a);
 int bench_gc_busy(const struct bench_args *a);
 int bench_throughput(const struct bench_args *a);

@@ -109,6 +109,23 @@ static const struct bench_opt read_opts[] = {
 	{ .name = NULL }
 };
 
+static const struct bench_opt list_opts[] = {
+	{ "entries", BV_COUNT, "N", "entries listed, flows read (default 1M; --quick 100k)", 1, 100000000 },
+	{ "kentries", BV_COUNT, "K", "kernel: its entries (default, and at most, 90% of its nf_conntrack_max)", 1, 100000000 },
+	{ "reps", BV_COUNT, "N", "runs per variant, median (default 5; --quick 2; at most 31)", 1, 31 },
+	{ "pps", BV_COUNT, "N", "latency: packets a second the looped replay sends (default 200k)", 1000, 10000000 },
+	{ "clients", BV_COUNT, "N", "latency: clients listing in a loop (default 50, at most 64)", 1, 64 },
+	QUICK("100k entries, 2 runs"),
+	{ .name = NULL }
+};
+
+static const struct bench_opt live_opts[] = {
+	{ "start", BV_COUNT, "PPS", "the first step's rate (default 25k; it doubles)", 1000, 100000000 },
+	{ "flows", BV_COUNT, "N", "UDP flows the sender spreads its packets over (default 1000)", 1, 60000 },
+	QUICK("2 s steps"),
+	{ .name = NULL }
+};
+
 static const struct bench_opt sync_opts[] = {
 	{ "conns", BV_COUNT, "N", "connections of the codec, two-node and side-by-side runs (default 100k)", 1, 10000000 },
 	{ "resync", BV_COUNT, "N", "entries of the full resync (default 1M; --quick 100k)", 1, 10000000 },
@@ -153,6 +170,11 @@ static const struct bench_entry benches[] = {
 	{ "read", "ctrack read on captures: packets per second",
 	  bench_read, read_opts, "FILE", NULL,
 	  "captures to read instead of the default list" },
+	{ "list", "listing at memory speed: printer, daemon socket, kernel, read vs softflowd",
+	  bench_list, list_opts, "WORKLOAD", "printer|socket|kernel|read|latency",
+	  "workloads: printer socket kernel read latency (default: all)" },
+	{ "live", "the daemon's capacity on a veth; CPU per packet against softflowd, nfpcapd, ctrack read",
+	  bench_live, live_opts, NULL, NULL, NULL },
 	{ "sync", "conntrackd's sync protocol: codec, nodes, 1M resync, conntrackd side by side",
 	  bench_sync, sync_opts, NULL, NULL, NULL },
 	{ "nat-search", "NAT port search in a nearly full range: the kernel's 248 probes vs the exact port map",

@@ -15,7 +15,9 @@ Every quoted include of a file under src/ must be
     an internal include names its folder, so that a reader sees the layer
     of every dependency at a glance.
 Every quoted include of a file under tools/ctrack/ must be public or a file
-of tools/ctrack/ itself (the tool uses the library's API, nothing else).
+of tools/ctrack/ itself, beside the includer or named from tools/ctrack/ (a
+feature's subfolder: "export/export.h"); the tool uses the library's API,
+nothing else.
 
 Also refused: a source file directly in src/, a folder of src/ that the
 table does not list, a table whose "may use" relation has a circle, a
@@ -223,8 +225,14 @@ def check(root):
                 n_incs += 1
                 if inc.startswith('ctrack/'):
                     continue
-                here = os.path.join(os.path.dirname(path), inc)
-                if '/' in inc or not os.path.isfile(here):
+                # its own files: found beside the includer or from
+                # tools/ctrack/ (a feature's subfolder, "export/export.h"),
+                # never outside tools/ctrack/
+                own = [os.path.realpath(os.path.join(d, inc))
+                       for d in (os.path.dirname(path), tool)]
+                if not any(os.path.isfile(p) and
+                           p.startswith(os.path.realpath(tool) + os.sep)
+                           for p in own):
                     errors.append('%s:%d: includes "%s": the tool uses the public API '
                                   '(ctrack/...) and its own files, nothing of src/'
                                   % (rel, n, inc))

@@ -8,9 +8,11 @@
 # there is.  It never upgrades anything and does nothing when all is there.
 set -eu
 
-build_pkgs="gcc make meson ninja-build pkg-config liburcu-dev libpcap-dev zlib1g-dev"
-test_pkgs="$build_pkgs libcmocka-dev python3 clang libclang-rt-14-dev llvm iproute2 nftables conntrack conntrackd tcpdump tshark tcpreplay ethtool gzip cppcheck clang-tidy"
-bench_pkgs="$test_pkgs gnuplot-nox valgrind openvswitch-source hyperfine"
+build_pkgs="gcc make meson ninja-build pkg-config liburcu-dev libpcap-dev zlib1g-dev libfixbuf-dev libmicrohttpd-dev libjansson-dev"
+# nfdump (nfcapd), python3-ipfix, prometheus (promtool), curl, chromium:
+# the real collectors, checker, scraper and browser the export tests meet
+test_pkgs="$build_pkgs libcmocka-dev python3 clang libclang-rt-14-dev llvm iproute2 nftables conntrack conntrackd tcpdump tshark tcpreplay ethtool gzip cppcheck clang-tidy nfdump python3-ipfix prometheus curl chromium"
+bench_pkgs="$test_pkgs gnuplot-nox valgrind openvswitch-source hyperfine softflowd"
 fuzz_pkgs="$test_pkgs"
 
 case "${1:-build}" in

@@ -14,6 +14,8 @@
 #     with its link-type selector byte);
 #   - for fuzz_capture, with the capture files themselves (cut to 64 KiB)
 #     and those tests/cli/craft_captures.py writes;
+#   - from fuzz/seeds/NAME/ when the target has seeds of its own there
+#     (fuzz_ctl_request: one control request of each command);
 #   - otherwise with the captures' frames, one file per frame, raw bytes
 #     (at most 64 frames per capture).
 # Checked-in inputs in fuzz/regress/NAME/ (past crashes, kept as
@@ -92,6 +94,9 @@ seed() { # seed NAME CORPUS_DIR
 			-o -name '*.cap' \) | sort | xargs "$build/fuzz/seedgen_$1" "$2"
 	elif [ "$1" = parse ] && [ -x "$root/scripts/make-fuzz-seeds.sh" ]; then
 		"$root/scripts/make-fuzz-seeds.sh" "$pcaps" "$2"
+	elif [ -d "$root/fuzz/seeds/$1" ]; then
+		# inputs that are not frames (fuzz_ctl_request: requests)
+		cp "$root/fuzz/seeds/$1/"* "$2/"
 	elif [ "$1" = capture ]; then
 		# whole capture files, cut to 64 KiB, and the crafted ones
 		for f in "$pcaps"/*; do

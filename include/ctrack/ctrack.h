@@ -17,6 +17,7 @@
  *              to the table: docs/nat-design.md)
  *   record.h   whole entries out and in (state files, sync commits)
  *   statefile.h a table's entries and counters in a file, and back
+ *   control.h  a live table's control plane: sliced listing, delete
  */
 #ifndef CTRACK_CTRACK_H
 #define CTRACK_CTRACK_H
@@ -36,5 +37,6 @@
 #include "ctrack/nat.h"
 #include "ctrack/record.h"
 #include "ctrack/statefile.h"
+#include "ctrack/control.h"
 
 #endif /* CTRACK_CTRACK_H */

@@ -57,6 +57,7 @@ enum ct_destroy_cause {
 	CT_DESTROY_NS,          /* namespace teardown */
 	CT_DESTROY_EARLY_DROP,  /* evicted to make room */
 	CT_DESTROY_REOPEN,      /* TIME_WAIT entry replaced by a new SYN */
+	CT_DESTROY_DELETE,      /* ct_table_delete (conntrack -D), control.h */
 };
 
 struct ct_event {

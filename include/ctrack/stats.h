@@ -60,6 +60,18 @@ struct ct_stats {
  * thread; takes the thread-list lock, O(threads).  Cannot fail. */
 void ct_table_get_stats(const struct ct_table *t, struct ct_stats *s);
 
+/*
+ * ct_thread_get_stats - the counters of one attached thread alone (what
+ * `conntrack -S` prints per CPU: a daemon prints one cpu=N line per packet
+ * thread).  Fills the per-packet counters (found ... chaintoolong,
+ * packets, untracked, ignored, related, expired, deleted,
+ * invalid_by_reason); the table-wide ones (count, gc_*, resizes) are 0.
+ * Any thread may call it while @thr stays attached (the caller keeps it
+ * so, e.g. by detaching packet threads only after its readers stopped);
+ * relaxed reads, so it may trail the owner by a few packets.  O(1).
+ */
+void ct_thread_get_stats(const struct ct_thread *thr, struct ct_stats *s);
+
 #ifdef __cplusplus
 }
 #endif

@@ -77,6 +77,12 @@ struct ct_table_config {
 					* bring the load to resize_load_pct
 					* * 100 / this); 0 = default (125),
 					* else 110..400 */
+	bool tcp_flags;                /* give TCP entries 8 bytes for the
+					* TCP flags seen in each direction
+					* (ct_conn_info.tcp_flags; IPFIX's
+					* tcpControlBits); a test on the
+					* hit path of every packet, an OR
+					* of TCP packets of such a table */
 };
 
 /* ct_table_config_default - any thread, O(1), cannot fail: kernel settings (acct off),
@@ -237,6 +243,10 @@ struct ct_conn_info {
 	uint32_t status;             /* CT_ST_* */
 	uint32_t mark;
 	uint8_t l4state;             /* protocol state number */
+	uint8_t tcp_flags[2];        /* by enum ct_dir: CT_TCP_* flags of
+				      * every TCP packet counted in that
+				      * direction, OR-ed; 0 unless
+				      * config.tcp_flags (issue 26) */
 	/* TCP (zero for other protocols): what ctnetlink's
 	 * CTA_PROTOINFO_TCP shows besides the state, by enum ct_dir - each
 	 * direction's window scale (0..14) and flags (IP_CT_TCP_FLAG_*:

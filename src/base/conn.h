@@ -55,7 +55,9 @@ enum {
 	CT_EXT_ACCT = 0x01,     /* struct ct_ext_acct */
 	CT_EXT_TSTAMP = 0x02,   /* struct ct_ext_tstamp */
 	CT_EXT_LABELS = 0x04,   /* struct ct_ext_labels */
-	CT_EXT_END = 0x08,      /* past the last: where an IPv6 key's tail
+	CT_EXT_TCPF = 0x08,     /* struct ct_ext_tcpf (issue 26: TCP entries
+				 * of a table with config.tcp_flags) */
+	CT_EXT_END = 0x10,      /* past the last: where an IPv6 key's tail
 				 * starts (table/conn_key.h) */
 };
 
@@ -118,6 +120,14 @@ struct ct_ext_labels {
 	uint8_t bits[16];
 };
 
+/* issue 26 (flow export): the TCP header flags seen in each direction,
+ * OR-ed as IPFIX's tcpControlBits are; 8 bytes so that what follows stays
+ * aligned. */
+struct ct_ext_tcpf {
+	uint8_t flags[2];            /* by enum ct_dir */
+	uint8_t pad[6];
+};
+
 /* Bytes the extensions in mask @ext (CT_EXT_* bits) take, laid out in bit
  * order (acct, tstamp, labels): an entry's size and its extensions'
  * offsets both add them up.  A table, one load for a mask read at run
@@ -125,13 +135,16 @@ struct ct_ext_labels {
  * constant mask folds. */
 #define CT_EXT_SZ(m) (((m) & CT_EXT_ACCT ? sizeof(struct ct_ext_acct) : 0) + \
 		      ((m) & CT_EXT_TSTAMP ? sizeof(struct ct_ext_tstamp) : 0) + \
-		      ((m) & CT_EXT_LABELS ? sizeof(struct ct_ext_labels) : 0))
+		      ((m) & CT_EXT_LABELS ? sizeof(struct ct_ext_labels) : 0) + \
+		      ((m) & CT_EXT_TCPF ? sizeof(struct ct_ext_tcpf) : 0))
 
 static inline __attribute__((always_inline)) size_t ct_ext_size(unsigned ext)
 {
-	static const uint8_t sz[8] = {
+	static const uint8_t sz[16] = {
 		CT_EXT_SZ(0), CT_EXT_SZ(1), CT_EXT_SZ(2), CT_EXT_SZ(3),
 		CT_EXT_SZ(4), CT_EXT_SZ(5), CT_EXT_SZ(6), CT_EXT_SZ(7),
+		CT_EXT_SZ(8), CT_EXT_SZ(9), CT_EXT_SZ(10), CT_EXT_SZ(11),
+		CT_EXT_SZ(12), CT_EXT_SZ(13), CT_EXT_SZ(14), CT_EXT_SZ(15),
 	};
 
 	return sz[ext & (CT_EXT_END - 1)];

@@ -22,6 +22,7 @@
 #ifndef CT_STATE_H
 #define CT_STATE_H
 
+#include <netinet/in.h>   /* IPPROTO_TCP (issue 26) */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -323,6 +324,19 @@ static inline unsigned ct_settings_ext(const struct ct_table *t, const struct ct
 {
 	return (s->acct ? CT_EXT_ACCT : 0) | (s->timestamp ? CT_EXT_TSTAMP : 0) |
 	       (t->cfg.labels ? CT_EXT_LABELS : 0);
+}
+
+/* issue 26: ... of protocol @l4 - TCP entries of a table that keeps TCP
+ * flags have CT_EXT_TCPF too (not in ct_settings_ext, so that a packet
+ * that creates an entry pays one predictable branch for it). */
+static inline unsigned ct_settings_ext_l4(const struct ct_table *t,
+					  const struct ct_settings *s, uint8_t l4)
+{
+	unsigned ext = ct_settings_ext(t, s);
+
+	if (__builtin_expect(t->cfg.tcp_flags, 0) && l4 == IPPROTO_TCP)
+		ext |= CT_EXT_TCPF;
+	return ext;
 }
 
 #endif /* CT_STATE_H */

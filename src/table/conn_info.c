@@ -26,7 +26,7 @@ size_t ct_conn_size_l3(const struct ct_table *t, uint8_t l3, uint8_t l4)
 	unsigned ext;
 
 	ct_table_get_settings(t, &s);
-	ext = ct_settings_ext(t, &s);
+	ext = ct_settings_ext_l4(t, &s, l4);
 	return ct_conn_obj_size(l3, ct_proto_find(l4)->priv_size, ext);
 }
 
@@ -37,6 +37,7 @@ void ct_conn_fill_info(struct ct_table *t, struct ct_conn *c,
 	struct ct_ext_acct *a = ct_conn_acct(c);
 	struct ct_ext_tstamp *ts = ct_conn_tstamp(c);
 	struct ct_ext_labels *lb = ct_conn_labels(c);
+	struct ct_ext_tcpf *tf = ct_conn_tcpf(c);
 
 	memset(ci, 0, sizeof(*ci));
 	ct_conn_tuple(c, &ci->orig);
@@ -68,5 +69,7 @@ void ct_conn_fill_info(struct ct_table *t, struct ct_conn *c,
 		ci->tcp.flags[0] = tp->flags[0];
 		ci->tcp.flags[1] = tp->flags[1];
 	}
+	if (tf)
+		memcpy(ci->tcp_flags, tf->flags, sizeof(ci->tcp_flags));
 }
 

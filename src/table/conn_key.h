@@ -92,6 +92,15 @@ static inline struct ct_ext_labels *ct_conn_labels(struct ct_conn *c)
 		: NULL;
 }
 
+/* issue 26: the TCP flags seen in each direction (TCP entries of a table
+ * with config.tcp_flags) */
+static inline struct ct_ext_tcpf *ct_conn_tcpf(struct ct_conn *c)
+{
+	return (c->ext & CT_EXT_TCPF)
+		? (struct ct_ext_tcpf *)((char *)c + ct_conn_ext_off(c, CT_EXT_TCPF))
+		: NULL;
+}
+
 /* The tuple's 8 bytes after its addresses, as one word. */
 static inline uint64_t ct_tuple_tail_word(const struct ct_tuple *t)
 {

@@ -53,7 +53,8 @@ struct ct_ns *ct_table_ns_new(struct ct_table *t, uint16_t id,
 	atomic_init(&ns->refs, 1);
 	atomic_init(&ns->settings, copy);
 	/* before any packet can create an entry under these settings */
-	atomic_fetch_or_explicit(&t->ext_seen, ct_settings_ext(t, s), memory_order_relaxed);
+	atomic_fetch_or_explicit(&t->ext_seen, ct_settings_ext(t, s) |
+				 (t->cfg.tcp_flags ? CT_EXT_TCPF : 0), memory_order_relaxed);
 	for (int i = 0; i < CT_N_CLASSES; i++) {
 		ct_slab_init(&ns->slabs[i], &t->arena,
 			     (uint32_t)(sizeof(struct ct_conn) + (size_t)i * 8),

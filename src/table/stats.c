@@ -67,3 +67,15 @@ void ct_table_get_stats(const struct ct_table *ct, struct ct_stats *s)
 	s->gc_wheel_seeds = atomic_load(&t->gc_wheel_seeds);
 	s->resizes = atomic_load(&t->resizes);
 }
+
+/* issue 25 (the daemon's cpu=N lines): one thread's counters, stats.h */
+void ct_thread_get_stats(const struct ct_thread *thr, struct ct_stats *s)
+{
+	struct ct_counters c;
+
+	memset(&c, 0, sizeof(c));
+	ct_stats_counters_add(&c, &thr->ctr);
+	memset(s, 0, sizeof(*s));
+	ct_stats_from_counters(&c, s);
+}
+

@@ -231,7 +231,7 @@ bool ct_track_create(struct ct_thread *thr, struct ct_ns *ns, const struct ct_se
 	struct ct_conn *c;
 	uint32_t what;
 	uint64_t exp;
-	unsigned ext = ct_settings_ext(t, set);
+	unsigned ext = ct_settings_ext_l4(t, set, pkt->tuple.l4);
 	size_t size = ct_conn_obj_size(k->tk.key->l3, proto->priv_size, ext);
 	unsigned cls = ct_conn_class(size);
 	struct ct_slab_mag *mag = mag_for(thr, ns, cls);

@@ -99,6 +99,7 @@ static inline __attribute__((always_inline)) void account(struct ct_conn *c, con
 {
 	struct ct_ext_acct *a = ct_conn_acct(c);
 	struct ct_ext_tstamp *ts = ct_conn_tstamp(c);
+	struct ct_ext_tcpf *tf = ct_conn_tcpf(c);
 
 	if (a) {
 		a->packets[dir]++;
@@ -106,6 +107,16 @@ static inline __attribute__((always_inline)) void account(struct ct_conn *c, con
 	}
 	if (ts)
 		ts->last_ns = now;
+	if (tf)         /* issue 26: only TCP entries have it */
+		tf->flags[dir] |= pkt->u.tcp.flags;
+}
+
+/* issue 26: the TCP flags of a counted packet, OR-ed into its direction's
+ * (entry lock held); out of line, for account_priv (track.h). */
+__attribute__((noinline, cold)) void ct_track_account_tcpf(struct ct_conn *c,
+		const struct ct_packet *pkt, enum ct_dir dir)
+{
+	ct_conn_tcpf(c)->flags[dir] |= pkt->u.tcp.flags;
 }
 
 /* Apply a tracker's answer for an existing entry (lock held).  Returns the

@@ -110,6 +110,9 @@ static inline uint64_t expiry_at(ct_time_ns now, uint64_t timeout_ns)
 	return e < now || e >= CT_DUE_NEVER ? CT_DUE_NEVER - 1 : e;
 }
 
+void ct_track_account_tcpf(struct ct_conn *c, const struct ct_packet *pkt,
+			   enum ct_dir dir);
+
 /*
  * account() for the hit path, where the caller knows the tracker: the
  * extensions start right after its private area (ct_conn_ext_off), so
@@ -131,6 +134,10 @@ static inline __attribute__((always_inline)) void account_priv(struct ct_conn *c
 	}
 	if (ext & CT_EXT_TSTAMP)
 		((struct ct_ext_tstamp *)x)->last_ns = now;
+	/* issue 26: only TCP entries have it (out of line: the hit path of
+	 * a table without it pays the test alone) */
+	if (__builtin_expect(ext & CT_EXT_TCPF, 0))
+		ct_track_account_tcpf(c, pkt, dir);
 }
 
 /*

@@ -16,5 +16,9 @@ enum {
 };
 
 int cmd_read(int argc, char **argv);
+/* tools/ctrack/daemon/: the daemon, and its clients (argv[0] is the
+ * command: list, get, count, events, stats, flush, delete, set, sysctl) */
+int cmd_daemon(int argc, char **argv);
+int cmd_ctl(int argc, char **argv);
 
 #endif

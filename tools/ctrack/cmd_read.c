@@ -37,6 +37,7 @@
 
 #include "capture.h"
 #include "cli.h"
+#include "export/export.h"
 #include "format.h"
 #include "read_state.h"
 #include "sysctl_file.h"
@@ -69,6 +70,10 @@ struct read_state {
 	ct_time_ns min_timeout_ns;  /* the shortest timeout in rs->set */
 	struct ct_settings set;
 	struct fmt_opts fo;
+	/* IPFIX, metrics, report (tools/ctrack/export/): what they are fed */
+	struct ex_opts xo;
+	struct ex_sinks sinks;
+	struct ex_state *xs;
 	int progress;               /* -1 auto, 0 off, 1 on */
 	enum zone_by zone_by;
 	int bad_linktypes[8];
@@ -97,6 +102,14 @@ static uint64_t mono_ns(void)
 
 static ct_time_ns next_gc_due;
 
+/* An event, reported at @ts: printed with -e, and to the sinks. */
+static void emit(struct read_state *rs, const struct ct_event *ev, ct_time_ns ts)
+{
+	if (rs->events)
+		fmt_event(stdout, &rs->fo, ev, ts);
+	ex_sinks_event(&rs->sinks, ev, ts);
+}
+
 static void on_event(const struct ct_event *ev, void *arg)
 {
 	struct read_state *rs = arg;
@@ -106,7 +119,7 @@ static void on_event(const struct ct_event *ev, void *arg)
 			size_t cap = rs->cap_gc_ev ? rs->cap_gc_ev * 2 : 256;
 			struct ct_event *n = realloc(rs->gc_ev, cap * sizeof(*n));
 			if (!n) {
-				fmt_event(stdout, &rs->fo, ev, ev->conn.expires);
+				emit(rs, ev, ev->conn.expires);
 				return;
 			}
 			rs->gc_ev = n;
@@ -116,9 +129,9 @@ static void on_event(const struct ct_event *ev, void *arg)
 		return;
 	}
 	/* a timeout met by a lookup is reported at the expiry time */
-	fmt_event(stdout, &rs->fo, ev,
-		  ev->type == CT_EV_DESTROY && ev->destroy_cause == CT_DESTROY_TIMEOUT
-		  ? ev->conn.expires : ev->ts);
+	emit(rs, ev,
+	     ev->type == CT_EV_DESTROY && ev->destroy_cause == CT_DESTROY_TIMEOUT
+	     ? ev->conn.expires : ev->ts);
 }
 
 static int cmp_gc_ev(const void *a, const void *b)
@@ -153,7 +166,7 @@ static void run_gc(struct read_state *rs, ct_time_ns now)
 			struct ct_event *ev = &rs->gc_ev[i];
 			ct_time_ns ts = ev->destroy_cause == CT_DESTROY_TIMEOUT
 				? ev->conn.expires : ev->ts;
-			fmt_event(stdout, &rs->fo, ev, ts);
+			emit(rs, ev, ts);
 		}
 		rs->n_gc_ev = 0;
 	}
@@ -186,11 +199,14 @@ static ct_time_ns min_timeout_ns(const struct ct_settings *s)
 	return (ct_time_ns)m * 1000000000ull;
 }
 
-/* The collector's pass, when capture time has reached its due time. */
+/* The collector's pass, when capture time has reached its due time;
+ * then the sinks' periodic work (IPFIX active timeouts), if due. */
 static void collect_if_due(struct read_state *rs)
 {
 	if (rs->have_now && rs->now >= next_gc_due)
 		run_gc(rs, rs->now);
+	if (rs->have_now)
+		ex_sinks_tick(&rs->sinks, rs->thr, rs->now);
 }
 
 /* After tracking: a new entry or a shortened timeout may bring the next
@@ -309,6 +325,7 @@ static void read_file(struct read_state *rs, const char *file)
 			size_t need = cp.stable ? 0 : cp.caplen;
 
 			if (rs->bn && (rs->now >= next_gc_due ||
+				       rs->now >= rs->sinks.next_tick ||
 				       rs->now - rs->burst_first >= rs->min_timeout_ns ||
 				       READ_ARENA - rs->arena_used < need))
 				flush_burst(rs);
@@ -395,19 +412,63 @@ static int cmp_first_seen(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+/* The listing's sort key, 16 bytes instead of the 232 of an entry: the
+ * sort moves these (issue 25: sorting the entries themselves was a fifth
+ * of a large table's printing). */
+struct list_key {
+	ct_time_ns first_seen;
+	uint32_t id;
+	uint32_t idx;
+};
+
+static int cmp_key(const void *a, const void *b)
+{
+	const struct list_key *x = a, *y = b;
+
+	if (x->first_seen != y->first_seen)
+		return x->first_seen < y->first_seen ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
 static void print_table(struct read_state *rs)
 {
 	struct dump_buf d = { 0 };
+	struct list_key *k;
+	char *buf = NULL;
+	size_t len = 0;
 
 	if (ct_table_dump(rs->thr, -1, collect, &d) != 0)
 		fprintf(stderr, "ctrack: out of memory while listing the table\n");
-	if (d.n)
+	k = d.n ? malloc(d.n * sizeof(*k)) : NULL;
+	if (d.n && k) {
+		for (size_t i = 0; i < d.n; i++)
+			k[i] = (struct list_key){ d.v[i].first_seen, (uint32_t)d.v[i].id, (uint32_t)i };
+		qsort(k, d.n, sizeof(*k), cmp_key);
+		buf = malloc(1u << 20);
+	} else if (d.n) {
 		qsort(d.v, d.n, sizeof(*d.v), cmp_first_seen);
-	for (size_t i = 0; i < d.n; i++) {
-		long long left = d.v[i].expires > rs->now
-			? (long long)((d.v[i].expires - rs->now) / 1000000000ull) : 0;
-		fmt_listing(stdout, &rs->fo, &d.v[i], left);
 	}
+	for (size_t i = 0; i < d.n; i++) {
+		const struct ct_conn_info *ci = k ? &d.v[k[i].idx] : &d.v[i];
+		long long left = ci->expires > rs->now
+			? (long long)((ci->expires - rs->now) / 1000000000ull) : 0;
+
+		if (!buf) {
+			fmt_listing(stdout, &rs->fo, ci, left);
+			continue;
+		}
+		/* lines into a buffer, a write of 1 MiB at a time */
+		if (len + FMT_LINE_MAX + 1 > (1u << 20)) {
+			fwrite(buf, 1, len, stdout);
+			len = 0;
+		}
+		len += fmt_listing_line(buf + len, &rs->fo, ci, left, rs->now);
+		buf[len++] = '\n';
+	}
+	if (len)
+		fwrite(buf, 1, len, stdout);
+	free(buf);
+	free(k);
 	free(d.v);
 }
 
@@ -510,19 +571,24 @@ static void usage_read(FILE *out)
 "                         a damaged, cut short or foreign FILE stops the run\n"
 "                         (default), or is renamed FILE.damaged and the run\n"
 "                         starts with an empty table\n"
+"\n", out);
+	ex_opts_usage(out);
+	fputs(
 "\n"
 "Differences from a fresh kernel namespace: nf_conntrack_acct defaults to 1\n"
 "(counters are shown); set it to 0 to hide them.\n"
 "\n"
 "Exit status:\n"
 "  0  success\n"
-"  1  bad usage: unknown option, bad --set value, unreadable --sysctl-file\n"
+"  1  bad usage: unknown option, bad --set value, unreadable --sysctl-file,\n"
+"     a TCP collector that refuses, an unwritable report or metrics file\n"
 "  2  an input file could not be read at all (missing, not a capture, ...),\n"
 "     or the --load-state file is missing, not a state file or of another\n"
 "     version\n"
 "  3  an input file is damaged or cut short; results cover what was read;\n"
 "     or the --load-state file is damaged or cut short (nothing was read)\n"
-"  4  internal error (out of memory, cannot write the output or the state)\n", out);
+"  4  internal error (out of memory, cannot write the output or the state),\n"
+"     records a TCP collector did not take\n", out);
 }
 
 int cmd_read(int argc, char **argv)
@@ -543,6 +609,7 @@ int cmd_read(int argc, char **argv)
 		{ "save-state", required_argument, NULL, 'W' },
 		{ "state-damaged", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
+		EX_LONG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct read_state rs;
@@ -556,6 +623,8 @@ int cmd_read(int argc, char **argv)
 	rs.fo.format = FMT_CONNTRACK;
 	ct_settings_default(&rs.set);
 	rs.set.acct = 1;        /* the tool's one difference: see --help */
+	ex_opts_init(&rs.xo);
+	rs.sinks.next_tick = UINT64_MAX;
 	next_gc_due = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:esh", lopts, NULL)) != -1) {
@@ -664,7 +733,15 @@ int cmd_read(int argc, char **argv)
 			usage_read(stdout);
 			return CT_EXIT_OK;
 		default:
-			fprintf(stderr, "Try 'ctrack read --help'.\n");
+			switch (ex_opts_parse(&rs.xo, "ctrack read", c, optarg)) {
+			case 1:
+				continue;
+			case 0:
+				fprintf(stderr, "Try 'ctrack read --help'.\n");
+				break;
+			default:
+				break;
+			}
 			return CT_EXIT_USAGE;
 		}
 	}
@@ -680,6 +757,7 @@ int cmd_read(int argc, char **argv)
 	rs.set.timestamp = 1;
 	ct_table_config_default(&cfg);
 	cfg.settings = rs.set;
+	ex_table_config(&rs.xo, &cfg);
 	if ((err = ct_table_create(&cfg, &rs.t)) < 0) {
 		fprintf(stderr, "ctrack: cannot create the table: %s\n", strerror(-err));
 		return CT_EXIT_INTERNAL;
@@ -697,7 +775,12 @@ int cmd_read(int argc, char **argv)
 	/* only to print events: the collector's next run comes from the
 	 * thread's expiries (track), so without -e no entry is copied out
 	 * on every state change */
-	if (rs.events)
+	rs.xo.inputs = (const char *const *)argv + optind;
+	if (ex_start(&rs.xo, "ctrack read", rs.t, &rs.sinks, &rs.xs) < 0) {
+		rs.exit_code = CT_EXIT_USAGE;
+		goto out;
+	}
+	if (rs.events || ex_wants_events(&rs.xo))
 		ct_table_set_event_handler(rs.t, on_event, &rs);
 	if (rs.load_state) {
 		/* the table as it was at the end of the previous file, in
@@ -721,6 +804,8 @@ int cmd_read(int argc, char **argv)
 
 	if (rs.have_now)
 		run_gc(&rs, rs.now);
+	if (ex_finish(rs.xs, &rs.sinks, rs.thr, rs.now) < 0 && rs.exit_code < CT_EXIT_INTERNAL)
+		rs.exit_code = CT_EXIT_INTERNAL;
 	if (rs.save_state) {
 		struct ct_defrag_stats ds;
 		struct read_counts rc = { rs.frames, rs.bad_link, 0, 0 };
@@ -754,7 +839,9 @@ int cmd_read(int argc, char **argv)
 	if (rs.stats)
 		print_stats(&rs);
 	fflush(stdout);
+
 out:
+	ex_stop(rs.xs, &rs.sinks);
 	ct_table_set_event_handler(rs.t, NULL, NULL);
 	ct_defrag_destroy(rs.defrag);
 	free(rs.arena);

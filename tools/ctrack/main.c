@@ -18,6 +18,19 @@ static void usage(FILE *out)
 "Commands:\n"
 "  read FILE...     replay captures and print the table, events, counters\n"
 "                   (see 'ctrack read --help')\n"
+"  daemon           track live interfaces, serve a control socket\n"
+"                   (see 'ctrack daemon --help')\n"
+"\n"
+"Asking a running daemon (conntrack's commands and options):\n"
+"  list             the table (conntrack -L)\n"
+"  get              one connection (conntrack -G)\n"
+"  count            the number of entries (conntrack -C)\n"
+"  events           NEW / UPDATE / DESTROY as they happen (conntrack -E)\n"
+"  stats            the counters, a line per worker (conntrack -S)\n"
+"  flush            remove every entry (conntrack -F)\n"
+"  delete           remove the entries that match (conntrack -D)\n"
+"  set NAME=VALUE   change a setting (sysctl -w net.netfilter.NAME=VALUE)\n"
+"  sysctl [NAME]    show the settings\n"
 "  help [COMMAND]   this text, or a command's\n"
 "  version          print the version\n"
 "\n"
@@ -32,14 +45,31 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return CT_EXIT_USAGE;
 	}
+	static const char *const ctl_cmds[] = { "list", "get", "count", "events", "stats",
+		"flush", "delete", "set", "sysctl", NULL };
+
 	if (!strcmp(argv[1], "read"))
 		return cmd_read(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "daemon"))
+		return cmd_daemon(argc - 1, argv + 1);
+	for (int i = 0; ctl_cmds[i]; i++)
+		if (!strcmp(argv[1], ctl_cmds[i]))
+			return cmd_ctl(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
 	    !strcmp(argv[1], "help")) {
 		if (argc > 2 && !strcmp(argv[2], "read")) {
 			char *av[] = { "read", "--help", NULL };
 			return cmd_read(2, av);
 		}
+		if (argc > 2 && !strcmp(argv[2], "daemon")) {
+			char *av[] = { "daemon", "--help", NULL };
+			return cmd_daemon(2, av);
+		}
+		for (int i = 0; argc > 2 && ctl_cmds[i]; i++)
+			if (!strcmp(argv[2], ctl_cmds[i])) {
+				char *av[] = { argv[2], "--help", NULL };
+				return cmd_ctl(2, av);
+			}
 		usage(stdout);
 		return CT_EXIT_OK;
 	}

@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * cmd_daemon.c - `ctrack daemon`: start, run, reload, stop.
+ *
+ * Foreground, as systemd expects (tools/ctrack/daemon/ctrack.service is
+ * Type=notify: READY=1 once the control socket listens and the sources
+ * deliver, RELOADING=1 around a SIGHUP, STOPPING=1 at the end).  Start-up
+ * order is chosen so that a failure leaves nothing behind and no packet
+ * is tracked by half a daemon: the table and its event handler, the
+ * control socket (a second daemon on the same socket stops here), the
+ * sources (rings joined in one fanout group, or the capture opened), the
+ * workers, the collector thread on the daemon's clock, and last the
+ * replay's feeder.  Shutdown goes the other way, so that no thread is
+ * left using what is freed.
+ *
+ * SIGHUP rereads the config file and the original command line
+ * (options.c) and applies what can change while running: the conntrack
+ * settings (ct_ns_set_settings publishes them with RCU; the table and its
+ * entries stay), the capture filter (attached to every socket), the
+ * socket's groups and mode, the client limits.  Options that would need
+ * new threads or sockets (interfaces, workers, the socket's path) keep
+ * their old values, with a line in the log saying so.
+ *
+ * State across restarts (issue 25 part 3) is phase 2: dm_state_load runs
+ * before the sources start and dm_state_save on SIGTERM, which is where
+ * the state file will be read and written once the library exports whole
+ * entries; today they only say that no state is kept.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef CTRACK_HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#else
+static int sd_notify(int unset, const char *state)
+{
+	(void)unset;
+	(void)state;
+	return 0;
+}
+#endif
+
+#include "../cli.h"
+#include "daemon.h"
+
+void dm_log(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	/* clang-analyzer 14 loses the va_start above (as in format.c) */
+	/* NOLINTNEXTLINE(clang-analyzer-valist.Uninitialized) */
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "ctrack daemon: %s\n", buf);
+}
+
+/* The shortest timeout any entry can be given under @s, in ns. */
+static uint64_t min_timeout_ns(const struct ct_settings *s)
+{
+	uint32_t m = s->udp_timeout;
+
+#define MIN_OF(x) do { if ((x) < m) m = (x); } while (0)
+	for (unsigned i = 0; i < CT_TCP_TO_MAX; i++)
+		MIN_OF(s->tcp_timeouts[i]);
+	for (unsigned i = 0; i < CT_SCTP_TO_MAX; i++)
+		MIN_OF(s->sctp_timeouts[i]);
+	MIN_OF(s->udp_timeout_stream);
+	MIN_OF(s->icmp_timeout);
+	MIN_OF(s->icmpv6_timeout);
+	MIN_OF(s->gre_timeout);
+	MIN_OF(s->gre_timeout_stream);
+	MIN_OF(s->generic_timeout);
+#undef MIN_OF
+	return (uint64_t)m * 1000000000ull;
+}
+
+void dm_settings_changed(struct daemon *d)
+{
+	struct ct_settings s;
+
+	ct_table_get_settings(d->t, &s);
+	atomic_store_explicit(&d->min_timeout_ns, min_timeout_ns(&s), memory_order_relaxed);
+}
+
+void dm_state_load(struct daemon *d)
+{
+	(void)d;
+}
+
+void dm_state_save(struct daemon *d, const char *why)
+{
+	(void)d;
+	(void)why;
+}
+
+void dm_reload(struct daemon *d)
+{
+	struct dm_options n;
+	char err[1024];
+	const char *fixed;
+
+	sd_notify(0, "RELOADING=1");
+	if (dm_options_parse(d->argc, d->argv, &n, err, sizeof(err)) != 0) {
+		dm_log("SIGHUP: %s; keeping the current settings", err);
+		sd_notify(0, "READY=1");
+		return;
+	}
+	if ((fixed = dm_options_restart_only(&d->opt, &n)))
+		dm_log("SIGHUP: '%s' changed, but only a restart can change it; keeping the "
+		       "running value (and the other options that need a restart)", fixed);
+	n.set.buckets = d->opt.set.buckets;
+	if (ct_ns_set_settings(d->t, 0, &n.set) < 0) {
+		dm_log("SIGHUP: out of memory; keeping the current settings");
+		sd_notify(0, "READY=1");
+		return;
+	}
+	d->opt.set = n.set;
+	dm_settings_changed(d);
+	if (strcmp(n.filter, d->opt.filter) != 0 && d->opt.n_ifaces) {
+		if (dm_live_set_filter(d, n.filter, err, sizeof(err)) < 0)
+			dm_log("SIGHUP: %s; keeping the old filter", err);
+		else
+			memcpy(d->opt.filter, n.filter, sizeof(n.filter));
+	}
+	memcpy(d->opt.socket_group, n.socket_group, sizeof(n.socket_group));
+	memcpy(d->opt.admin_group, n.admin_group, sizeof(n.admin_group));
+	d->opt.socket_mode = n.socket_mode;
+	d->opt.max_clients = n.max_clients;
+	d->opt.events_buffer_kb = n.events_buffer_kb;
+	if (ctl_server_reconfigure(d, err, sizeof(err)) < 0)
+		dm_log("SIGHUP: %s", err);
+	d->reloads++;
+	dm_log("SIGHUP: settings reread (%s); %llu entries kept",
+	       d->opt.have_config ? d->opt.config : "command line",
+	       (unsigned long long)ct_table_count(d->t));
+	sd_notify(0, "READY=1");
+}
+
+static void raise_nofile(unsigned want)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
+		rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
+		(void)setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+int cmd_daemon(int argc, char **argv)
+{
+	struct daemon *d = calloc(1, sizeof(*d));
+	struct ct_table_config cfg;
+	char err[1024] = "";
+	sigset_t mask;
+	int r, rc = CT_EXIT_OK;
+
+	if (!d) {
+		fprintf(stderr, "ctrack daemon: out of memory\n");
+		return CT_EXIT_INTERNAL;
+	}
+	r = dm_options_parse(argc, argv, &d->opt, err, sizeof(err));
+	if (r) {
+		free(d);
+		if (r > 0)
+			return CT_EXIT_OK;
+		fprintf(stderr, "ctrack daemon: %s\n", err);
+		return CT_EXIT_USAGE;
+	}
+	if (d->opt.check) {
+		printf("ctrack daemon: the options%s%s are valid\n", d->opt.have_config ? " and " : "",
+		       d->opt.have_config ? d->opt.config : "");
+		free(d);
+		return CT_EXIT_OK;
+	}
+	d->argc = argc;
+	d->argv = argv;
+	d->n_workers = d->opt.workers;
+	signal(SIGPIPE, SIG_IGN);
+	/* every thread started from here on inherits the mask; the main
+	 * loop takes these signals from a signalfd */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	raise_nofile(d->opt.max_clients + 256);
+
+	/* aligned_alloc wants a size that is a multiple of the alignment */
+	d->w = aligned_alloc(64, (sizeof(*d->w) * d->n_workers + 63) & ~(size_t)63);
+	d->bus = evbus_new(d->opt.event_ring);
+	if (!d->w || !d->bus) {
+		fprintf(stderr, "ctrack daemon: out of memory\n");
+		return CT_EXIT_INTERNAL;
+	}
+	memset(d->w, 0, sizeof(*d->w) * d->n_workers);
+	ct_table_config_default(&cfg);
+	cfg.settings = d->opt.set;
+	if ((r = ct_table_create(&cfg, &d->t)) < 0) {
+		fprintf(stderr, "ctrack daemon: cannot create the table: %s\n", strerror(-r));
+		return CT_EXIT_INTERNAL;
+	}
+	if (dm_table_created)
+		dm_table_created(d->t);
+	ct_table_set_event_handler(d->t, evbus_handler, d->bus);
+	d->thr = ct_thread_attach(d->t);
+	if (!d->thr) {
+		fprintf(stderr, "ctrack daemon: out of memory\n");
+		return CT_EXIT_INTERNAL;
+	}
+	atomic_store(&d->wall_ns, dclock_wall_offset());
+	d->started = dclock_now();
+	dm_settings_changed(d);
+	dm_state_load(d);
+
+	if (ctl_server_open(d, err, sizeof(err)) < 0) {
+		rc = CT_EXIT_INPUT;
+		goto out;
+	}
+	if (d->opt.n_ifaces)
+		r = dm_live_open(d, err, sizeof(err));
+	else
+		r = dm_replay_open(d, err, sizeof(err));
+	if (r < 0) {
+		rc = CT_EXIT_INPUT;
+		goto out;
+	}
+	if (dm_workers_start(d, err, sizeof(err)) < 0) {
+		rc = CT_EXIT_INTERNAL;
+		goto out;
+	}
+	if ((r = ct_gc_start(d->t, NULL, NULL)) < 0) {
+		snprintf(err, sizeof(err), "cannot start the collector: %s", strerror(-r));
+		rc = CT_EXIT_INTERNAL;
+		goto out;
+	}
+	if (d->rp && dm_replay_start(d, err, sizeof(err)) < 0) {
+		rc = CT_EXIT_INTERNAL;
+		goto out;
+	}
+	if (d->opt.n_ifaces) {
+		char list[DM_MAX_IFACES * (IF_NAMESIZE + 1) + 1] = "";
+		size_t len = 0;
+
+		for (unsigned i = 0; i < d->opt.n_ifaces; i++)
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? "," : "",
+						d->opt.ifaces[i]);
+		dm_log("tracking %s with %u worker%s%s%s; control socket %s", list, d->n_workers,
+		       d->n_workers == 1 ? "" : "s", d->opt.filter[0] ? ", filter " : "",
+		       d->opt.filter, d->opt.socket_path);
+	} else {
+		dm_log("replaying %s at %gx with %u worker%s; control socket %s", d->opt.replay,
+		       d->opt.speed, d->n_workers, d->n_workers == 1 ? "" : "s",
+		       d->opt.socket_path);
+	}
+	/* the control plane yields to the packet path when they compete for a
+	 * core: a client listing a million entries must not lengthen bursts */
+	if (setpriority(PRIO_PROCESS, (id_t)gettid(), d->opt.control_nice) < 0)
+		dm_log("cannot lower the control thread's priority: %s", strerror(errno));
+	sd_notify(0, "READY=1");
+	ctl_server_run(d);
+	sd_notify(0, "STOPPING=1");
+	dm_state_save(d, "stop");
+out:
+	if (err[0])
+		fprintf(stderr, "ctrack daemon: %s\n", err);
+	atomic_store(&d->stop, true);
+	dm_workers_stop(d);
+	dm_replay_close(d);
+	ct_gc_stop(d->t);
+	dm_live_close(d);
+	ctl_server_close(d);
+	ct_table_set_event_handler(d->t, NULL, NULL);
+	if (d->thr)
+		ct_thread_detach(d->thr);
+	ct_table_destroy(d->t);
+	evbus_free(d->bus);
+	if (rc == CT_EXIT_OK)
+		dm_log("stopped");
+	free(d->w);
+	free(d);
+	return rc;
+}

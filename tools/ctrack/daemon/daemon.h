@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * daemon.h - what the parts of `ctrack daemon` share.
+ *
+ * The daemon is the library with sources and sinks around it (docs/
+ * daemon.md has the picture):
+ *
+ *   AF_PACKET rings (src_afpacket.c)  or  a capture replayed (src_replay.c)
+ *        |  PACKET_FANOUT_HASH / the replay's own symmetric hash
+ *        v
+ *   N worker threads (worker.c): parse, reassemble, ct_process_burst_ts
+ *        |  events, into a ring per producing thread (evbus.c)
+ *        v
+ *   the main thread (ctl_server.c): the control socket's clients, the
+ *   event subscribers, signals, once-a-second housekeeping
+ *
+ * plus the library's collector thread (ct_gc_start) on the daemon's clock.
+ *
+ * Threads and what they own.  A worker owns its ct_thread, reassembler,
+ * ring or frame queue and counters (written by it alone, read by the main
+ * thread with relaxed atomics).  The main thread owns everything else:
+ * options, clients, subscribers, its own ct_thread for listings and
+ * deletions.  The only things two threads write are the event rings (one
+ * producer, one consumer each) and the frame queues of a replay (the
+ * feeder and one worker).  `stop` is written by the main thread and read
+ * by all.
+ *
+ * Time.  The table runs on CLOCK_MONOTONIC nanoseconds (dclock_now), so
+ * that a step of the wall clock never expires or resurrects entries; a
+ * packet's time is its ring timestamp (wall clock, taken by the kernel as
+ * it arrived) moved onto the monotonic clock, never earlier than the
+ * worker's previous packet.  What users see as dates (events' [sec.usec],
+ * JSON times) is the table time plus wall_ns, the wall clock's offset,
+ * resampled every second.
+ */
+#ifndef CTRACK_DAEMON_H
+#define CTRACK_DAEMON_H
+
+#include <limits.h>
+#include <net/if.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ctrack/ctrack.h"
+#include "../format.h"
+
+#define DM_MAX_IFACES 16
+#define DM_MAX_WORKERS 64
+
+/* ---- options: the command line and the config file (options.c) ---- */
+
+struct dm_options {
+	char ifaces[DM_MAX_IFACES][IF_NAMESIZE];
+	unsigned n_ifaces;
+	char filter[2048];          /* --filter: a libpcap expression */
+	char replay[PATH_MAX];      /* --replay FILE */
+	double speed;               /* --speed X (0: as fast as possible) */
+	unsigned workers;           /* --workers N */
+	char socket_path[108];      /* --socket PATH (sun_path's size) */
+	char socket_group[64];      /* --socket-group NAME: may connect */
+	char admin_group[64];       /* --admin-group NAME: may change state */
+	unsigned socket_mode;       /* --socket-mode 0660 */
+	unsigned ring_mb;           /* --ring-mb: per worker */
+	unsigned ring_timeout_ms;   /* --ring-timeout-ms: block retire timer */
+	unsigned max_clients;       /* --max-clients */
+	unsigned events_buffer_kb;  /* --events-buffer-kb: per subscriber */
+	unsigned event_ring;        /* --event-ring: events per thread ring */
+	char config[PATH_MAX];      /* --config FILE */
+	bool loop;                  /* --loop: replay the file again and again */
+	int control_nice;           /* --control-nice: the main thread's nice */
+	struct ct_settings set;     /* --set, --sysctl-file, --router */
+	bool have_config;
+	bool check;                 /* --check: parse, report, exit */
+};
+
+void dm_options_default(struct dm_options *o);
+
+/*
+ * dm_options_parse - apply the command line (@argc, @argv after the word
+ * "daemon") and the config file it names (or the default one, if it
+ * exists: /etc/ctrack/ctrack.conf) to @o.  The file is read first and the
+ * command line wins.  Returns 0, 1 for --help (printed), or -1 with a
+ * message for a person in @err.
+ */
+int dm_options_parse(int argc, char **argv, struct dm_options *o, char *err, size_t errlen);
+
+/* Options a SIGHUP cannot change (sources, workers, the socket's path):
+ * returns the first such option that differs between @a and @b, or NULL. */
+const char *dm_options_restart_only(const struct dm_options *a, const struct dm_options *b);
+
+/* ---- the daemon's clock (dclock.c) ---- */
+
+ct_time_ns dclock_now(void);             /* CLOCK_MONOTONIC, ns */
+int64_t dclock_wall_offset(void);        /* CLOCK_REALTIME - CLOCK_MONOTONIC, ns */
+
+/* ---- events (evbus.c) ---- */
+
+struct ev_ring;
+
+/* ---- a worker (worker.c) ---- */
+
+struct af_ring;
+struct frame_q;
+
+/* Burst latency: ns per ct_process_burst_ts call, in a histogram of 16
+ * buckets per power of two (each 1/16 of an octave wide, so a percentile
+ * read from it is within 4.4% of the true one) from 64 ns to 2^40 ns;
+ * bucket 0 holds everything below 64 ns.  dm_lat_bucket/dm_lat_floor map
+ * between the two. */
+#define DM_LAT_SUB 16
+#define DM_LAT_BUCKETS (1 + DM_LAT_SUB * 34)
+unsigned dm_lat_bucket(uint64_t ns);
+uint64_t dm_lat_floor(unsigned bucket);
+
+struct dm_worker {
+	struct daemon *d;
+	pthread_t tid;
+	unsigned idx;
+	bool started;
+	struct ct_thread *thr;
+	struct ct_defrag *defrag;
+	struct af_ring *ring;       /* live: this worker's socket */
+	struct frame_q *q;          /* replay: frames from the feeder */
+	struct ev_ring *evq;        /* events this thread produces */
+	ct_time_ns last_now;
+	/* the burst being gathered */
+	struct ct_packet bp[CT_BURST_MAX];
+	const struct ct_packet *bpp[CT_BURST_MAX];
+	struct ct_verdict bv[CT_BURST_MAX];
+	unsigned bn;
+	ct_time_ns burst_first;
+	/* counters: written by the worker, read by the main thread */
+	_Atomic uint64_t frames;
+	_Atomic uint64_t bad_link;
+	_Atomic uint64_t bursts;
+	_Atomic uint64_t lat[DM_LAT_BUCKETS];
+};
+
+/* ---- the daemon ---- */
+
+struct ctl_server;
+struct evbus;
+struct replay;
+
+struct daemon {
+	struct dm_options opt;
+	int argc;                   /* kept for SIGHUP's reread */
+	char **argv;
+	struct ct_table *t;
+	struct ct_thread *thr;      /* the main thread's */
+	struct dm_worker *w;
+	unsigned n_workers;
+	struct replay *rp;
+	struct evbus *bus;
+	struct ctl_server *srv;
+	struct fmt_opts fo;         /* the daemon's defaults for listings */
+	_Atomic uint64_t min_timeout_ns; /* bursts end before an entry could
+				     * expire (the settings' shortest) */
+	ct_time_ns started;
+	_Atomic int64_t wall_ns;    /* dclock_wall_offset(), resampled */
+	_Atomic bool stop;
+	uint64_t reloads;
+};
+
+/* worker.c */
+int dm_workers_start(struct daemon *d, char *err, size_t errlen);
+void dm_workers_stop(struct daemon *d);
+/* Track one frame at @now (worker thread): parse, reassemble, into the
+ * burst; the caller flushes with dm_worker_flush. */
+void dm_worker_frame(struct dm_worker *w, int linktype, const uint8_t *data,
+		     uint32_t caplen, uint32_t wirelen, ct_time_ns now, uint32_t ifindex);
+void dm_worker_flush(struct dm_worker *w);
+
+/* src_afpacket.c: the live sources of all workers */
+int dm_live_open(struct daemon *d, char *err, size_t errlen);
+int dm_live_set_filter(struct daemon *d, const char *expr, char *err, size_t errlen);
+void dm_live_close(struct daemon *d);
+/* Run worker @w's loop over its ring until d->stop. */
+void dm_live_loop(struct dm_worker *w);
+/* The rings' statistics, summed since start (PACKET_STATISTICS). */
+struct dm_ring_stats {
+	uint64_t packets, drops, freezes;
+};
+void dm_live_stats(struct daemon *d, unsigned worker, struct dm_ring_stats *s);
+
+/* src_replay.c */
+int dm_replay_open(struct daemon *d, char *err, size_t errlen);
+/* The feeder starts after the workers: its queues need their consumers. */
+int dm_replay_start(struct daemon *d, char *err, size_t errlen);
+void dm_replay_close(struct daemon *d);
+void dm_replay_loop(struct dm_worker *w);
+struct dm_replay_stats {
+	uint64_t frames, bytes;
+	bool done;
+	char error[320];
+};
+void dm_replay_stats(struct daemon *d, struct dm_replay_stats *s);
+
+/* evbus.c */
+struct evbus *evbus_new(unsigned ring_events);
+void evbus_free(struct evbus *b);
+/* The table's event handler (arg: the bus). */
+void evbus_handler(const struct ct_event *ev, void *arg);
+/* Give the calling thread its own ring (workers, before their first
+ * packet); other threads get one at their first event. */
+struct ev_ring *evbus_attach(struct evbus *b);
+/* Subscribers come and go on the main thread; with none, the handler
+ * returns at once. */
+void evbus_subscribers(struct evbus *b, int delta);
+/*
+ * evbus_drain - the consumer (main thread): move up to @max queued
+ * events into @out, in time order across the producing threads; returns
+ * how many.  *@lost gets the number of events the producers dropped
+ * because their ring was full, since the last call.
+ */
+size_t evbus_drain(struct evbus *b, struct ct_event *out, size_t max, uint64_t *lost);
+uint64_t evbus_lost_total(struct evbus *b);
+/* The consumer thread's own events bypass the rings: @fn gets them at
+ * once (set on the consumer thread, before it causes any). */
+void evbus_set_direct(void (*fn)(const struct ct_event *, void *), void *arg);
+
+/* ctl_server.c */
+int ctl_server_open(struct daemon *d, char *err, size_t errlen);
+/* The main loop: clients, subscribers, signals, housekeeping; returns
+ * when SIGTERM/SIGINT arrived. */
+int ctl_server_run(struct daemon *d);
+void ctl_server_close(struct daemon *d);
+/* After a SIGHUP changed the groups or limits. */
+int ctl_server_reconfigure(struct daemon *d, char *err, size_t errlen);
+
+/* cmd_daemon.c: the state file's hooks (issue 25 part 3, phase 2: the
+ * table is saved here on SIGTERM and every --state-interval, and loaded
+ * before the sources start; both are no-ops until the library can export
+ * and import whole entries). */
+void dm_state_load(struct daemon *d);
+void dm_state_save(struct daemon *d, const char *why);
+
+/* cmd_daemon.c: SIGHUP (reread the options, apply what can change), and
+ * the settings changed at run time (set): what depends on them. */
+void dm_reload(struct daemon *d);
+void dm_settings_changed(struct daemon *d);
+
+/* A hook for tests, called right after the table is created (the
+ * ThreadSanitizer test wraps the table's RCU flavour so that TSan sees
+ * grace periods: tests/concurrency/README.md).  Weak: the tool has none. */
+void dm_table_created(struct ct_table *t) __attribute__((weak));
+
+/* Log a line for the operator (stderr: the journal under systemd). */
+__attribute__((format(printf, 1, 2)))
+void dm_log(const char *fmt, ...);
+
+#endif
