@@ -44,9 +44,9 @@ static uint64_t get64(const uint8_t *p)
 	return v;
 }
 
-/* Move a bad file out of the way: PATH.damaged, or .damaged.N - link()
- * fails rather than replace an existing name, so nothing is overwritten. */
-static int keep_aside(const char *path, char *kept, size_t len)
+/* link() fails rather than replace an existing name, so nothing is
+ * overwritten. */
+int state_keep_aside(const char *path, char *kept, size_t len)
 {
 	for (unsigned n = 0; n < 1000; n++) {
 		if (n)
@@ -85,7 +85,7 @@ int read_state_load(const char *path, enum state_damaged policy, struct ct_threa
 				? CT_EXIT_INTERNAL : CT_EXIT_INPUT;
 		}
 		if (policy == STATE_DAMAGED_EMPTY) {
-			int k = keep_aside(path, kept, sizeof(kept));
+			int k = state_keep_aside(path, kept, sizeof(kept));
 
 			if (k < 0) {
 				fprintf(stderr, "ctrack: --load-state %s: %s; and it cannot be "

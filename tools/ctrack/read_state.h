@@ -9,6 +9,7 @@
 #define CTRACK_TOOL_READ_STATE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "ctrack/ctrack.h"
@@ -42,6 +43,12 @@ enum state_damaged {
 int read_state_load(const char *path, enum state_damaged policy, struct ct_thread *thr,
 		    const struct ct_settings *set, ct_time_ns *now, bool *restored,
 		    struct read_counts *counts);
+
+/* state_keep_aside - move a bad state file out of the way: @path renamed
+ * to PATH.damaged, or PATH.damaged.N if that exists (never over another
+ * file); the new name in @kept (@len bytes).  Returns 0 or a negative
+ * errno (-EEXIST after 1000 names).  Also the daemon's (dm_state.c). */
+int state_keep_aside(const char *path, char *kept, size_t len);
 
 /* read_state_save - write the table of @thr at @now, its counters and
  * @counts to @path (atomically).  Returns 0, or CT_EXIT_INTERNAL after a

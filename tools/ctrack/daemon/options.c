@@ -35,6 +35,7 @@ void dm_options_default(struct dm_options *o)
 	o->events_buffer_kb = 4096;
 	o->event_ring = 16384;
 	o->control_nice = 10;
+	o->state_interval = 60;
 	ct_settings_default(&o->set);
 	/* the tool's one difference from a fresh kernel namespace, as in
 	 * `ctrack read`: counters are what people look at */
@@ -45,6 +46,7 @@ enum opt_id {
 	O_INTERFACE = 1, O_FILTER, O_REPLAY, O_SPEED, O_WORKERS, O_SOCKET, O_SOCKET_GROUP,
 	O_ADMIN_GROUP, O_SOCKET_MODE, O_RING_MB, O_RING_TIMEOUT, O_MAX_CLIENTS,
 	O_EVENTS_BUFFER, O_EVENT_RING, O_LOOP, O_CONTROL_NICE, O_SET, O_SYSCTL_FILE, O_ROUTER, O_CONFIG, O_CHECK, O_HELP,
+	O_STATE, O_STATE_INTERVAL, O_STATE_DAMAGED,     /* dm_state.c */
 };
 
 struct opt_def {
@@ -81,6 +83,11 @@ static const struct opt_def defs[] = {
 	{ "sysctl-file", O_SYSCTL_FILE, 1, "FILE", "NAME = VALUE lines (sysctl -a)" },
 	{ "router", O_ROUTER, 0, NULL,
 	  "traffic a router would not forward never creates an entry" },
+	{ "state", O_STATE, 1, "FILE", "keep the table in FILE across restarts" },
+	{ "state-interval", O_STATE_INTERVAL, 1, "SECONDS",
+	  "save it this often too (default 60; 0: only at stop)" },
+	{ "state-damaged", O_STATE_DAMAGED, 1, "stop|empty",
+	  "a bad FILE stops the start (default) or is kept aside" },
 	{ "config", O_CONFIG, 1, "FILE", "read options from FILE first" },
 	{ "check", O_CHECK, 0, NULL, "check the options and the config file, start nothing" },
 	{ "help", O_HELP, 0, NULL, "this text" },
@@ -293,6 +300,10 @@ static int apply(struct dm_options *o, const struct opt_def *d, const char *v,
 		}
 		o->control_nice = (int)n;
 		return 0;
+	case O_STATE:
+	case O_STATE_INTERVAL:
+	case O_STATE_DAMAGED:
+		return dm_state_option(o, d->id - O_STATE, v, where, err, errlen);
 	default:
 		snprintf(err, errlen, "%s: not an option here", where);
 		return -1;
@@ -490,6 +501,8 @@ const char *dm_options_restart_only(const struct dm_options *a, const struct dm_
 		return "loop";
 	if (a->control_nice != b->control_nice)
 		return "control-nice";
+	if (strcmp(a->state, b->state) != 0)
+		return "state";
 	if (a->set.buckets != b->set.buckets)
 		return "set nf_conntrack_buckets";
 	return NULL;
