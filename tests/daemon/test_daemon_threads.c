@@ -12,7 +12,8 @@
  * grace periods (tests/concurrency/tsan_rcu.c).  Four client threads talk
  * to its socket all the while - list, count, stats, a subscriber reading
  * events, delete, set - so that the workers, the replay feeder, the
- * collector and the main loop all run together; then SIGTERM stops it.
+ * collector, the state saver (--state-interval 1) and the main loop all
+ * run together; then SIGTERM stops it (and saves the state).
  * What must hold: no TSan report (halt_on_error), every reply is a JSON
  * line of the protocol, the subscriber gets events, and the daemon exits 0
  * with its socket removed.
@@ -47,7 +48,7 @@ void dm_table_created(struct ct_table *t)
 	ct_tsan_rcu_wrap(t);
 }
 
-static char dir[40], sock_path[96], cap_path[96];
+static char dir[40], sock_path[96], cap_path[96], state_path[96];
 static atomic_bool clients_stop;
 static atomic_int replies, events_seen, bad_replies;
 
@@ -253,7 +254,8 @@ static void *daemon_main(void *arg)
 	char *argv[] = { "daemon", "--replay", cap_path, "--speed", "0", "--workers", "4",
 			 "--socket", sock_path, "--set", "nf_conntrack_checksum=0", "--set",
 			 "nf_conntrack_udp_timeout=1", "--set",
-			 "nf_conntrack_tcp_timeout_syn_recv=2", "--events-buffer-kb", "64", NULL };
+			 "nf_conntrack_tcp_timeout_syn_recv=2", "--events-buffer-kb", "64",
+			 "--state", state_path, "--state-interval", "1", NULL };
 
 	r->rc = cmd_daemon((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv);
 	return NULL;
@@ -274,6 +276,7 @@ static void test_every_thread_of_the_daemon_at_once(void **st)
 	mkdir(dir, 0700);
 	snprintf(sock_path, sizeof(sock_path), "%s/ctrack.sock", dir);
 	snprintf(cap_path, sizeof(cap_path), "%s/flows.pcap", dir);
+	snprintf(state_path, sizeof(state_path), "%s/state", dir);
 	write_capture();
 	/* SIGTERM goes to the daemon's signalfd, whichever thread it hits */
 	sigemptyset(&mask);
@@ -301,6 +304,8 @@ static void test_every_thread_of_the_daemon_at_once(void **st)
 	assert_true(atomic_load(&replies) > 10);
 	assert_true(atomic_load(&events_seen) > 100);
 	assert_true(stat(sock_path, &sb) != 0);
+	assert_true(stat(state_path, &sb) == 0 && sb.st_size > 0);
+	unlink(state_path);
 	unlink(cap_path);
 	rmdir(dir);
 }

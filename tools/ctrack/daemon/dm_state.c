@@ -242,7 +242,7 @@ static struct dm_state *saver_start(struct daemon *d)
 	s->d = d;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cv, NULL);
-	s->next_due = dclock_now() + (uint64_t)d->opt.state_interval * 1000000000ull;
+	s->next_due = d->started + (uint64_t)d->opt.state_interval * 1000000000ull;
 	if (pthread_create(&s->tid, NULL, saver_main, s) != 0) {
 		pthread_cond_destroy(&s->cv);
 		pthread_mutex_destroy(&s->lock);
@@ -259,11 +259,10 @@ void dm_state_tick(struct daemon *d)
 
 	if (!d->opt.state[0] || !d->opt.state_interval)
 		return;
-	if (!s) {
-		if (!(d->state = saver_start(d)))
-			dm_log("state: cannot start the saver thread: only the save at stop "
-			       "will be made");
-		d->opt.state_interval = d->state ? d->opt.state_interval : 0;
+	if (!s && !(s = d->state = saver_start(d))) {
+		dm_log("state: cannot start the saver thread: only the save at stop will be "
+		       "made");
+		d->opt.state_interval = 0;
 		return;
 	}
 	now = dclock_now();
