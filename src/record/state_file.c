@@ -530,7 +530,7 @@ static int check_file(struct ct_state_file *f, struct ct_state_error *e)
 	uint32_t blocks = 0, last_type = 0, zones = 0;
 	uint32_t flags, app_len;
 
-	if (len == 0)
+	if (len == 0 || !b)      /* an empty file is not mapped: no buffer */
 		return set_err(e, CT_STATE_E_EMPTY, 0, 0, NULL);
 	if (memcmp(b, sf_magic, len < 8 ? len : 8) != 0)
 		return set_err(e, CT_STATE_E_MAGIC, 0, 0, NULL);
