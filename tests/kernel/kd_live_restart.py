@@ -5,8 +5,8 @@ traffic, against the kernel's conntrack (issue 25, "Restart").
 
 kd_live's topology and daemon (client - router - server namespaces made and
 removed here, the daemon in the router namespace on the router's two ports,
-the router's sysctls given to it), with nf_conntrack_tcp_loose=0 on both
-sides, so that a TCP packet the window tracking does not accept is INVALID
+the router's sysctls given to it), with the kernel's default timeouts and
+nf_conntrack_tcp_loose=0 on both sides, so that a TCP packet the window tracking does not accept is INVALID
 and is not counted.  Traffic from the kernels' own stacks: kd_live's first
 phase (HTTP, held connections, UDP, ping, a refused connect, an RST) and
 four TCP connections to an echo server that stay open through the restarts.
@@ -16,7 +16,7 @@ four TCP connections to an echo server that stay open through the restarts.
      extra entry);
   2. SIGTERM (the daemon saves), a pause with no traffic, a start with the
      same --state: the same comparison right away - nothing lost, timeouts
-     moved by the time that passed, what expired meanwhile gone from both;
+     moved by the time that passed;
   3. 256 KiB each way on each held connection: compared again (the
      counters are exact only if every packet was accepted: the restored
      window tracking took them with tcp_loose=0), each held connection
@@ -38,6 +38,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import kd_ctline  # noqa: E402
 import kd_live  # noqa: E402
 import kd_netns  # noqa: E402
 
@@ -97,8 +98,11 @@ def main(argv):
     dm = traffic = None
     state = os.path.join(workdir, "state")
     extra = ["--state", state, "--state-interval", "1"]
-    sysctls = dict(kd_live.ROUTER_SYSCTLS)
-    sysctls["net.netfilter.nf_conntrack_tcp_loose"] = 0
+    # the kernel's default timeouts (UDP and ICMP 30 s, TIME_WAIT 120 s),
+    # longer than the test: kd_live's 4-second ones put entries at their
+    # expiry at the moments compared on a loaded machine (expiry while the
+    # daemon is down is tests/daemon/test_state.py's)
+    sysctls = {"net.netfilter.nf_conntrack_tcp_loose": 0}
     starts = 0
 
     def start():
@@ -115,11 +119,22 @@ def main(argv):
         time.sleep(0.4)   # nothing in flight between the trackers
         k = kd_live.kernel_table(topo)
         c, other = kd_live.ctrack_table(dm)
+        # Entries at their expiry cannot be judged: with nothing reading
+        # /proc/net/nf_conntrack (kd_live's kd_events pokes it) the kernel
+        # lists an expired entry at 0 s until its gc reaps it, and ctrack's
+        # list skips an entry whose time is up.  Both sides' entries with
+        # at most 1 s left in the kernel are set aside (counted in the name;
+        # with the kernel's default timeouts, longer than this test, none).
+        edge = {kd_ctline.key(r) for r in k if r["timeout"] is not None and
+                r["timeout"] <= 1}
+        k = [r for r in k if kd_ctline.key(r) not in edge]
+        c = [r for r in c if kd_ctline.key(r) not in edge]
         exact, extra_n, lines = kd_live.compare_tables(k, c)
         pct = 100.0 * exact / len(k) if k else 100.0
         tap.ok(pct >= kd_live.THRESHOLD_PCT and extra_n == 0 and not other,
-               "%s: kernel %d entries, ctrack %d exact (%.1f%%), %d extra"
-               % (name, len(k), exact, pct, extra_n), lines[:40] + other[:5])
+               "%s: kernel %d entries, ctrack %d exact (%.1f%%), %d extra; %d at their "
+               "expiry set aside" % (name, len(k), exact, pct, extra_n, len(edge)),
+               lines[:40] + other[:5])
         return k, c
 
     def held_established(c, socks):
