@@ -151,6 +151,17 @@ static const struct bench_opt record_opts[] = {
 	{ .name = NULL }
 };
 
+static const struct bench_opt nat_opts[] = {
+	{ "conns", BV_COUNT, "N", "connections per table (default 1M; --quick 100k)", 1, 0 },
+	{ "lookups", BV_COUNT, "N", "established packets per variant (default 2M; --quick 500k)", 1, 0 },
+	{ "repeat", BV_COUNT, "N", "alternating runs with OVS, medians compared (default 3; --quick 1)", 1, 31 },
+	{ "no-ovs", BV_FLAG, NULL, "ctrack alone (no Open vSwitch peer)", 0, 0 },
+	{ "fill-pct", BV_COUNT, "PCT", "exhaustion: share of the 10,000-port range in use (default 99)", 1, 99 },
+	{ "exhaustion-conns", BV_COUNT, "N", "exhaustion: new connections per search (default 20k; --quick 2k)", 1, 0 },
+	QUICK("100k connections, one run"),
+	{ .name = NULL }
+};
+
 static const struct bench_entry benches[] = {
 	{ "gc-yield", "collector pass: yield every row vs at most once per ms",
 	  bench_gc_yield, gc_yield_opts, NULL, NULL, NULL },
@@ -181,6 +192,8 @@ static const struct bench_entry benches[] = {
 	  bench_nat_search, nat_search_opts, NULL, NULL, NULL },
 	{ "record", "whole entries out and in, the state file: export, import, save, restore at 1M",
 	  bench_record, record_opts, NULL, NULL, NULL },
+	{ "nat", "NAT through the table: established and new NATed vs plain, vs Open vSwitch's ct(commit,nat), exhaustion",
+	  bench_nat, nat_opts, NULL, NULL, NULL },
 };
 
 #define N_BENCHES (sizeof(benches) / sizeof(benches[0]))

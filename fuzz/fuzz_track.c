@@ -134,9 +134,162 @@ static void slot_init(struct slot *s, unsigned i)
 	s->vtag[1] = 0x22220000u + i;
 }
 
+/* ---- NAT (h2 bit 7) ---- */
+
+static struct ct_nat_range nat_range(const struct ct_tuple *t, unsigned kind)
+{
+	struct ct_nat_range r;
+	bool v6 = t->l3 == CT_L3_IPV6;
+
+	memset(&r, 0, sizeof(r));
+	r.flags = CT_NAT_RANGE_MAP_IPS;
+	if (v6) {
+		r.min_addr.ip6[0] = 0xfd;
+		r.min_addr.ip6[1] = 0x99;
+		r.min_addr.ip6[15] = 1;
+	} else {
+		r.min_addr.ip4 = htonl(0xc6336401u);
+	}
+	r.max_addr = r.min_addr;
+	if (kind == 2) {
+		/* a range of addresses and ports, random */
+		if (v6)
+			r.max_addr.ip6[15] = 4;
+		else
+			r.max_addr.ip4 = htonl(0xc6336404u);
+		r.flags |= CT_NAT_RANGE_PROTO_SPECIFIED | CT_NAT_RANGE_PROTO_RANDOM;
+		r.min_proto = 1000;
+		r.max_proto = 1007;
+	} else if (kind == 3) {
+		/* a backend with a port change */
+		r.flags |= CT_NAT_RANGE_PROTO_SPECIFIED;
+		r.min_proto = r.max_proto = 8080;
+	}
+	return r;
+}
+
+/* The tuple a packet of the binding's connection in direction @dir has
+ * once translated: the other direction's tuple inverted (tuple.h). */
+static bool translated_tuple(const struct ct_nat_binding *b, enum ct_dir dir, struct ct_tuple *out)
+{
+	return ct_tuple_invert(dir == CT_DIR_ORIGINAL ? &b->reply : &b->orig, out);
+}
+
+static void nat_translate_check(const struct ct_packet *pkt, const uint8_t *frame, uint32_t len,
+				const struct ct_nat_binding *b, enum ct_dir dir, bool was_ok)
+{
+	static uint8_t copy[BUF];
+	struct ct_packet q = *pkt, back;
+	enum ct_nat_verdict vd;
+	struct ct_tuple want;
+	uint32_t off;
+
+	if (!frame || !pkt->l3 || len > sizeof(copy) || pkt->l3 < frame ||
+	    pkt->l3 >= frame + len)
+		return;
+	memcpy(copy, frame, len);
+	ct_packet_moved(&q, frame, copy);
+	vd = ct_nat_translate(copy, len, &q, b, dir, (len & 1) ? CT_NAT_XLATE_FORWARD : 0, NULL);
+	CHECK((unsigned)vd < CT_NAT_V_MAX, "translation verdict %d", vd);
+	if (vd != CT_NAT_V_OK) {
+		CHECK(memcmp(copy, frame, len) == 0, "a refused translation changed the frame");
+		return;
+	}
+	off = (uint32_t)(q.l3 - copy);
+	ct_parse_ip(&back, copy + off, len - off, len - off, pkt->ts);
+	CHECK(back.kind == pkt->kind || pkt->kind != CT_PKT_TRACKABLE,
+	      "a translated packet parses as kind %u, was %u", back.kind, pkt->kind);
+	if (pkt->kind != CT_PKT_TRACKABLE || back.kind != CT_PKT_TRACKABLE || pkt->is_fragment ||
+	    ((pkt->tuple.l4 == IPPROTO_ICMP || pkt->tuple.l4 == IPPROTO_ICMPV6) &&
+	     pkt->u.icmp.is_error))
+		return;
+	/* without a binding nothing but the TTL changes */
+	if (!(b->status & CT_NAT_S_MASK))
+		want = pkt->tuple;
+	if ((pkt->tuple.l4 == IPPROTO_TCP || pkt->tuple.l4 == IPPROTO_UDP) &&
+	    ((b->status & CT_NAT_S_MASK) ? translated_tuple(b, dir, &want) : true)) {
+		back.tuple.zone = want.zone;
+		CHECK(ct_tuple_equal(&back.tuple, &want), "a translated packet does not carry "
+		      "the binding's tuple");
+		if (was_ok && !back.truncated)
+			CHECK(ct_packet_l4_csum_ok(&back), "translation broke a good checksum");
+	}
+}
+
+void fz_nat_packet(struct fz *f, const struct ct_packet *pkt, const uint8_t *frame,
+		   uint32_t len)
+{
+	struct ct_classified cl;
+	struct ct_nat_binding b;
+	const struct ct_tuple *t = &pkt->tuple;
+	unsigned kind = (unsigned)(t->sport ^ t->dport ^ t->l4 ^ (t->src.ip6[3] >> 1)) % 6;
+	bool was_ok = pkt->kind == CT_PKT_TRACKABLE && !pkt->truncated && ct_packet_l4_csum_ok(pkt);
+	int rc;
+
+	CHECK(ct_classify(f->thr, pkt, f->now, &cl) == 0 || cl.v.cls == CT_V_DROP, "ct_classify");
+	fz_check_verdict(f, pkt, &cl.v, false);
+	switch (cl.cls) {
+	case CT_CLASS_PENDING: {
+		struct ct_nat_range r = nat_range(t, kind);
+
+		CHECK(cl.v.cls == CT_V_NEW && (cl.v.flags & CT_VF_PENDING), "pending verdict");
+		if (kind == 5) {
+			ct_pending_drop(f->thr, cl.pending);
+			return;
+		}
+		if (kind == 1 || kind == 2)
+			rc = ct_pending_nat(f->thr, cl.pending, &r, CT_NAT_MANIP_SRC);
+		else if (kind == 3)
+			rc = ct_pending_nat(f->thr, cl.pending, &r, CT_NAT_MANIP_DST);
+		else if (kind == 4)
+			rc = ct_pending_masquerade(f->thr, cl.pending, NULL, &r.min_addr);
+		else
+			rc = 0;
+		CHECK(rc >= 0 || rc == -EINVAL, "NAT setup %d", rc);
+		rc = ct_pending_confirm(f->thr, cl.pending, &b);
+		CHECK(rc == CT_CONFIRM_INSERTED || rc == CT_CONFIRM_MERGED ||
+		      rc == CT_CONFIRM_REPLY_ONLY || rc == -EEXIST || rc == -ENOSPC ||
+		      rc == -ENOMEM, "confirm %d", rc);
+		if (rc == CT_CONFIRM_INSERTED) {
+			struct ct_conn_info ci, cr;
+			enum ct_dir d;
+
+			CHECK(ct_table_lookup(f->thr, &b.orig, &ci, &d) == 1 && d == CT_DIR_ORIGINAL,
+			      "a confirmed entry is not found from its original tuple");
+			CHECK(ct_table_lookup(f->thr, &b.reply, &cr, &d) == 1 && d == CT_DIR_REPLY &&
+			      cr.id == ci.id, "a confirmed entry is not found from its reply tuple");
+		}
+		if (rc >= 0)
+			nat_translate_check(pkt, frame, len, &b, CT_DIR_ORIGINAL, was_ok);
+		return;
+	}
+	case CT_CLASS_TRACKED:
+	case CT_CLASS_RELATED:
+		if (!cl.nat)
+			memset(&cl.binding, 0, sizeof(cl.binding));
+		nat_translate_check(pkt, frame, len, &cl.binding, (enum ct_dir)cl.v.dir, was_ok);
+		return;
+	default:
+		return;
+	}
+}
+
 /* ---- operations ---- */
 
-static void process_frame_or_fragment(struct fz *f, struct ct_packet *pkt, bool single)
+/* The frame's length as the builder made it: the IP datagram from @pkt's
+ * header on, within the buffer. */
+static uint32_t frame_len_of(const uint8_t *buf, const struct ct_packet *pkt)
+{
+	uint32_t off;
+
+	if (!pkt->l3 || pkt->l3 < buf || pkt->l3 >= buf + BUF)
+		return 0;
+	off = (uint32_t)(pkt->l3 - buf);
+	return off + (pkt->l3_len + off > BUF ? BUF - off : pkt->l3_len);
+}
+
+static void process_frame_or_fragment_in(struct fz *f, struct ct_packet *pkt, bool single,
+					 const uint8_t *buf, uint32_t len)
 {
 	struct ct_verdict v;
 
@@ -148,14 +301,23 @@ static void process_frame_or_fragment(struct fz *f, struct ct_packet *pkt, bool 
 		CHECK(r >= 0, "defrag error %d", r);
 		if (r == 1) {
 			whole.tuple.zone = zone;
+			if (f->nat) {
+				fz_nat_packet(f, &whole, whole.l3, whole.l3 ? whole.l3_len : 0);
+				return;
+			}
 			CHECK(ct_process(f->thr, &whole, f->now, &v) == 0, "ct_process");
 			fz_check_verdict(f, &whole, &v, single);
 			return;
 		}
 	}
+	if (f->nat) {
+		fz_nat_packet(f, pkt, buf, buf ? len : 0);
+		return;
+	}
 	CHECK(ct_process(f->thr, pkt, f->now, &v) == 0, "ct_process");
 	fz_check_verdict(f, pkt, &v, single);
 }
+
 
 static void rd_spec(struct rd *r, struct pspec *ps)
 {
@@ -173,7 +335,7 @@ static void op_pkt(struct fz *f, struct rd *r)
 
 	rd_spec(r, &ps);
 	if (fz_make_packet(f, &ps, buf, &pkt))
-		process_frame_or_fragment(f, &pkt, true);
+		process_frame_or_fragment_in(f, &pkt, true, buf, frame_len_of(buf, &pkt));
 }
 
 static void op_time(struct fz *f, struct rd *r);
@@ -432,7 +594,7 @@ static void op_raw(struct fz *f, struct rd *r)
 		buf[i] = rd8(r);
 	ct_parse_frame(&pkt, lts[b & 7], buf, (uint32_t)n, (uint32_t)n + (b >> 6), f->now);
 	pkt.tuple.zone = (uint16_t)((b >> 3) & 3);
-	process_frame_or_fragment(f, &pkt, true);
+	process_frame_or_fragment_in(f, &pkt, true, buf, (uint32_t)n);
 }
 
 static void op_set(struct fz *f, struct rd *r)
@@ -551,7 +713,7 @@ static void op_frag(struct fz *f, struct rd *r)
 		ct_parse_frame(&pkt, CT_LINK_RAW, frag, (uint32_t)(20 + n), (uint32_t)(20 + n),
 			       f->now);
 		pkt.tuple.zone = s->t.zone;
-		process_frame_or_fragment(f, &pkt, true);
+		process_frame_or_fragment_in(f, &pkt, true, frag, (uint32_t)(20 + n));
 	}
 }
 
@@ -754,6 +916,7 @@ static struct ct_table *table_for(const struct ct_table_config *cfg, unsigned id
 	cached->cfg.max_chain = cfg->max_chain ? cfg->max_chain : 64;
 	cached->cfg.resize_load_pct = cfg->resize_load_pct ? cfg->resize_load_pct : 75;
 	cached->cfg.labels = cfg->labels;
+	cached->cfg.nat = cfg->nat;
 	{
 		struct ct_gc_policy pol;
 
@@ -797,6 +960,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* QSBR: ct_process_burst reports the quiescent state; the harness
 	 * thread is otherwise online for the whole input */
 	cfg.rcu = (h2 & 64) ? CT_RCU_QSBR : CT_RCU_MEMB;
+	cfg.nat = (h2 & 128) != 0;
 	cfg.hash_key = key;
 	f.now = 1600000000ull * SEC;
 	f.t = table_for(&cfg, (h2 & 3) | ((h2 & 64) >> 4), f.now);
@@ -806,6 +970,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	f.events = !(h0 & 8);
 	f.labels = cfg.labels;
+	f.nat = cfg.nat;
 	if (f.events)
 		ct_table_set_event_handler(f.t, on_event, &f);
 	f.set[0] = cfg.settings;

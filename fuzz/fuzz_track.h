@@ -47,6 +47,7 @@ struct fz {
 	bool max_lowered[FZ_ZONES];        /* a max was set below the count */
 	bool events;
 	bool labels;
+	bool nat;                          /* h2 bit 7 (track_bytecode.h) */
 	uint64_t ev_new, ev_destroy;
 	uint16_t ipid;
 };
@@ -65,6 +66,11 @@ size_t fz_build_ip(struct fz *f, struct slot *s, int dir, const struct pspec *ps
  * reason is in range, the table maximum holds). */
 void fz_check_verdict(struct fz *f, const struct ct_packet *pkt,
 		      const struct ct_verdict *v, bool single);
+
+/* fuzz_track.c: @pkt (parsed from @frame, @len bytes; NULL when it was
+ * filled in directly) through the two-step first packet and NAT. */
+void fz_nat_packet(struct fz *f, const struct ct_packet *pkt, const uint8_t *frame,
+		   uint32_t len);
 
 /* track_check.c: the whole table (support/audit.h's invariants and the
  * harness's own), then a full collector pass after which nothing due is

@@ -306,6 +306,19 @@ static int write_prog(const char *dir, const char *base, int n, const struct gen
 	}
 	fwrite(g->prog, 1, g->len, fp);
 	fclose(fp);
+	/* the same program with the table doing NAT (header byte 2, bit 7:
+	 * track_bytecode.h), so that the two-step first packet and the
+	 * translation meet real traffic too */
+	snprintf(path, sizeof(path), "%s/%s-%d-nat", dir, base, n);
+	fp = fopen(path, "wb");
+	if (!fp) {
+		perror(path);
+		return -1;
+	}
+	fwrite(g->prog, 1, 2, fp);
+	fputc(g->prog[2] | 0x80, fp);
+	fwrite(g->prog + 3, 1, g->len - 3, fp);
+	fclose(fp);
 	return 0;
 }
 

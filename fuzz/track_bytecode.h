@@ -21,7 +21,13 @@
  *       bit6 labels            bit7 online resize off
  *   h1  table maximum: 0 unlimited, else 1 + h1 % 48
  *   h2  bits 0-1: initial rows 64 << n; bits 2-5: max_chain (0: default);
- *       bit 6: QSBR RCU flavour (else memb)
+ *       bit 6: QSBR RCU flavour (else memb); bit 7: NAT - the table does
+ *       NAT and single packets (OP_PKT, OP_FRAG, OP_RAW) take the two-step
+ *       path: ct_classify, a rule chosen from the packet's tuple (none,
+ *       source NAT to one address, to a range of addresses and ports with
+ *       `random`, destination NAT with a port change, masquerade, or the
+ *       first packet dropped), ct_pending_confirm, and the frame
+ *       translated with ct_nat_translate and checked
  *   h3  resize_load_pct: 0 default, else 1 + h3 % 100
  *
  * Operations (opcode = byte % OP_COUNT):

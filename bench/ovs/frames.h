@@ -178,6 +178,48 @@ static inline void ovsb_lookup_frames(uint8_t *out, size_t l, uint32_t n)
 	}
 }
 
+/* ctrack-bench nat: source NAT of every flow into 100.64.0.0/24 (no port
+ * range: the port is kept when free, as both peers do). */
+#define OVSB_NAT_MIN 0x64400000u
+#define OVSB_NAT_MAX 0x644000ffu
+
+/* The answer to frame @f (a 42-byte UDP/IPv4 frame as it left the NAT):
+ * MACs, addresses and ports swapped, the IP checksum computed. */
+static inline void ovsb_reply_frame(uint8_t *r, const uint8_t *f)
+{
+	uint32_t src = (uint32_t)f[26] << 24 | (uint32_t)f[27] << 16 | (uint32_t)f[28] << 8 | f[29];
+	uint32_t dst = (uint32_t)f[30] << 24 | (uint32_t)f[31] << 16 | (uint32_t)f[32] << 8 | f[33];
+
+	memset(r, 0, OVSB_SLOT);
+	ovsb_udp_frame(r, f[11], f[5], 64, dst, src, (uint16_t)(f[36] << 8 | f[37]),
+		       (uint16_t)(f[34] << 8 | f[35]));
+}
+
+/* Make the reply slots the answers to the (translated) original slots,
+ * again: a lookup run translates the frames it sends in place. */
+static inline void ovsb_reply_frames_pristine(uint8_t *replies, const uint8_t *sent, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		ovsb_reply_frame(replies + (size_t)i * OVSB_SLOT, sent + (size_t)i * OVSB_SLOT);
+}
+
+/* The established lookups of ctrack-bench nat: as ovsb_lookup_frames,
+ * flow and direction from the sequence @s, the original direction from
+ * @orig (as the clients send it), the reply from @replies (as the
+ * servers answer the NAT). */
+static inline void ovsb_nat_lookup_frames(uint8_t *out, size_t l, uint32_t n,
+					  const uint8_t *orig, const uint8_t *replies,
+					  uint64_t *s)
+{
+	for (size_t k = 0; k < l; k++) {
+		uint64_t r = ovsb_rand(s);
+		uint32_t flow = (uint32_t)((r >> 1) % n);
+
+		memcpy(out + k * OVSB_SLOT, (r & 1 ? replies : orig) + (size_t)flow * OVSB_SLOT,
+		       OVSB_SLOT);
+	}
+}
+
 /* FNV-1a over a byte range: both sides print it, so a difference in the
  * frames (or in the order they are sent) shows. */
 static inline uint64_t ovsb_fnv(uint64_t h, const void *p, size_t len)

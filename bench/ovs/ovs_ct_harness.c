@@ -14,6 +14,13 @@
  *   frames_fnv, insert_mpps, reply_mpps, bytes_per_conn, lookup_mpps,
  *   drain_ms, flush_zone_ms (thread CPU time), the same with _wall_, and
  *   the entry counts after each phase, which ctrack-bench checks.
+ * Usage: ovs-ct-harness nat N L
+ *   ctrack-bench nat's peer: the same N flows and L lookups through
+ *   ct(commit) (new_plain_mpps, est_plain_mpps) and through
+ *   ct(commit,nat(src=100.64.0.0-100.64.0.255)) (new_snat_mpps,
+ *   est_snat_mpps: conntrack_execute with the NAT action, which rewrites
+ *   the packets), the replies built from the translated frames as a
+ *   server would answer them; bytes_per_conn_* and checks.
  *
  * Why conntrack.c is included rather than linked: OVS expires entries only
  * from its own cleanup thread, which reads the wall clock; the function it
@@ -182,6 +189,111 @@ static int large(uint32_t n, size_t l)
 	return 0;
 }
 
+/* run() with a NAT action (NULL: none), as ct(commit,nat(...)) */
+static void run_nat(struct conntrack *ct, uint8_t *slots, size_t n,
+		    const struct nat_action_info_t *nat, long long now)
+{
+	struct dp_packet_batch b;
+
+	for (size_t k = 0; k < n; k += HB) {
+		size_t m = n - k < HB ? n - k : HB;
+
+		dp_packet_batch_init(&b);
+		for (size_t j = 0; j < m; j++) {
+			uint8_t *f = slots + (k + j) * OVSB_SLOT;
+
+			dp_packet_set_base(&pk[j], f);
+			dp_packet_set_data(&pk[j], f);
+			conntrack_clear(&pk[j]);
+			dp_packet_batch_add(&b, &pk[j]);
+		}
+		conntrack_execute(ct, &b, htons(ETH_TYPE_IP), false, true, 0,
+				  NULL, NULL, 0, 0, NULL, nat, now, 0);
+	}
+}
+
+static int nat_mode(uint32_t n, size_t l)
+{
+	uint8_t *orig = malloc((size_t)2 * n * OVSB_SLOT);
+	uint8_t *work = malloc((size_t)2 * n * OVSB_SLOT);
+	uint8_t *lk = malloc(l * OVSB_SLOT);
+	struct nat_action_info_t nat;
+	struct conntrack *ct;
+	long long now = time_msec();
+	unsigned est = 0, xl = 0;
+	uint64_t s = 0x63747261636b2121ull;
+	long rss0, rss1;
+	double t0;
+
+	if (!orig || !work || !lk) {
+		fprintf(stderr, "ovs-ct-harness: out of memory\n");
+		return 1;
+	}
+	ovsb_flow_frames(orig, n);
+	for (int j = 0; j < HB; j++) {
+		dp_packet_use_const(&pk[j], orig, OVSB_UDP_FRAME_LEN);
+		pk[j].l3_ofs = 14;
+		pk[j].l4_ofs = 34;
+	}
+
+	/* ct(commit): the plain pair */
+	ct = conntrack_init();
+	conntrack_set_maxconns(ct, 4 * n + 1024);
+	memcpy(work, orig, (size_t)2 * n * OVSB_SLOT);
+	rss0 = rss_bytes();
+	t0 = cpu_s();
+	run_nat(ct, work, n, NULL, now);
+	printf("new_plain_mpps %.4f\n", n / (cpu_s() - t0) / 1e6);
+	run_nat(ct, work + (size_t)n * OVSB_SLOT, n, NULL, now);
+	rss1 = rss_bytes();
+	printf("bytes_per_conn_plain %.1f\n", (double)(rss1 - rss0) / n);
+	printf("conns_plain %u\n", atomic_count_get(&ct->n_conn));
+	ovsb_nat_lookup_frames(lk, l, n, orig, orig + (size_t)n * OVSB_SLOT, &s);
+	t0 = cpu_s();
+	run_nat(ct, lk, l, NULL, now);
+	printf("est_plain_mpps %.4f\n", l / (cpu_s() - t0) / 1e6);
+	conntrack_destroy(ct);
+	ovsrcu_quiesce();
+
+	/* ct(commit,nat(src=100.64.0.0-100.64.0.255)) */
+	memset(&nat, 0, sizeof(nat));
+	nat.min_addr.ipv4 = htonl(OVSB_NAT_MIN);
+	nat.max_addr.ipv4 = htonl(OVSB_NAT_MAX);
+	nat.nat_action = NAT_ACTION_SRC;
+	ct = conntrack_init();
+	conntrack_set_maxconns(ct, 4 * n + 1024);
+	memcpy(work, orig, (size_t)n * OVSB_SLOT);
+	rss0 = rss_bytes();
+	t0 = cpu_s();
+	run_nat(ct, work, n, &nat, now);
+	printf("new_snat_mpps %.4f\n", n / (cpu_s() - t0) / 1e6);
+	/* the server's answers to what it received (the translated frames) */
+	for (uint32_t i = 0; i < n; i++)
+		ovsb_reply_frame(work + ((size_t)n + i) * OVSB_SLOT, work + (size_t)i * OVSB_SLOT);
+	run_nat(ct, work + (size_t)n * OVSB_SLOT, n, &nat, now);
+	rss1 = rss_bytes();
+	printf("bytes_per_conn_snat %.1f\n", (double)(rss1 - rss0) / n);
+	printf("conns_snat %u\n", atomic_count_get(&ct->n_conn));
+	/* the replies were translated back: to the clients' addresses */
+	for (uint32_t i = 0; i < n; i += 997)
+		xl += !memcmp(work + ((size_t)n + i) * OVSB_SLOT + 30, orig + (size_t)i * OVSB_SLOT + 26, 4);
+	printf("replies_translated_back %u of %u\n", xl, (n + 996) / 997);
+	s = 0x63747261636b2121ull;
+	ovsb_reply_frames_pristine(work + (size_t)n * OVSB_SLOT, work, n);
+	ovsb_nat_lookup_frames(lk, l, n, orig, work + (size_t)n * OVSB_SLOT, &s);
+	t0 = cpu_s();
+	run_nat(ct, lk, l, &nat, now);
+	printf("est_snat_mpps %.4f\n", l / (cpu_s() - t0) / 1e6);
+	for (int j = 0; j < HB && j < (int)l; j++)
+		est += !!(pk[j].md.ct_state & CS_ESTABLISHED);
+	printf("est_check_established %u of %d\n", est, HB < (int)l ? HB : (int)l);
+	conntrack_destroy(ct);
+	free(lk);
+	free(work);
+	free(orig);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	set_program_name(argv[0]);
@@ -189,6 +301,9 @@ int main(int argc, char **argv)
 	if (argc == 4 && !strcmp(argv[1], "large"))
 		return large((uint32_t)strtoul(argv[2], NULL, 0),
 			     (size_t)strtoull(argv[3], NULL, 0));
-	fprintf(stderr, "usage: ovs-ct-harness large N L\n");
+	if (argc == 4 && !strcmp(argv[1], "nat"))
+		return nat_mode((uint32_t)strtoul(argv[2], NULL, 0),
+				(size_t)strtoull(argv[3], NULL, 0));
+	fprintf(stderr, "usage: ovs-ct-harness large|nat N L\n");
 	return 2;
 }

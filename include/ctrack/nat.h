@@ -31,9 +31,11 @@
  *     the bytes are the kernel's - including which of the two ones'
  *     complement zeros (0x0000, 0xffff) a checksum ends as.
  *
- *  3. A draft of the phase-2 interface (the two-step first packet), under
- *     CTRACK_NAT_DRAFT at the end of this file: declared for review, not in
- *     the library yet.
+ *  3. The two-step first packet through the table (at the end of this
+ *     file): ct_classify() stops before a new entry is inserted, the
+ *     caller sets NAT up on the pending entry and confirms or drops it;
+ *     an entry whose binding changed a tuple is found from both of its
+ *     keys.
  *
  * Byte order follows ctrack/tuple.h: addresses in network order, ports and
  * ids in host order.  Nothing here allocates except the in-memory index
@@ -55,6 +57,7 @@
 #include <stdint.h>
 
 #include "ctrack/packet.h"
+#include "ctrack/table.h"
 #include "ctrack/tuple.h"
 
 #ifdef __cplusplus
@@ -443,57 +446,158 @@ enum ct_nat_verdict ct_nat_translate(uint8_t *frame, uint32_t frame_len,
 				     struct ct_nat_xlate_info *info);
 
 /* ---------------------------------------------------------------------
- * Phase 2 (proposed; not in the library yet - docs/nat-design.md).
+ * The two-step first packet, through the table.
  *
- * The two-step first packet.  ct_process() keeps its one-call path.  A
- * dataplane with a policy calls ct_classify() instead: packets of
- * confirmed entries are tracked as by ct_process() and come back with
- * their entry's binding (translate them with ct_nat_translate); a packet
- * that would create an entry comes back as CT_CLASS_PENDING with an
- * unconfirmed handle, not in the table.  The caller then sets NAT up on
- * the handle (ct_pending_nat: ct_nat_setup through the table, the null
- * binding for each manipulation no rule set), and confirms it
- * (ct_pending_confirm: the entry enters the table under both keys, its
- * counters and events as today) or drops it (ct_pending_drop: nothing
- * left behind, no event).  A confirm can fail as the kernel's does: the
- * reply key now taken (insert_failed + drop, or for UDP, with
- * CT_NAT_S_CLASH, clash resolution onto the winner - clash_resolve).
+ * ct_process() keeps its one-call path.  A dataplane with a policy calls
+ * ct_classify() instead: a packet of a confirmed entry is tracked as by
+ * ct_process() and comes back CT_CLASS_TRACKED with its entry's binding
+ * (an ICMP error about an entry CT_CLASS_RELATED, with the binding of the
+ * entry it quotes): translate it with ct_nat_translate().  A packet that
+ * would create an entry comes back CT_CLASS_PENDING, with an unconfirmed
+ * entry that is not in the table (the kernel's unconfirmed conntrack,
+ * Open vSwitch's ct() without commit): the tracker has run on it, room
+ * was made (early drop, as at the kernel's allocation), nothing else.
+ * The caller then sets NAT up on it (ct_pending_nat, ct_pending_masquerade:
+ * ct_nat_setup with the table as the "taken?" authority) and confirms it
+ * (ct_pending_confirm: the entry enters the table under its keys, its
+ * NEW event is delivered, its counters counted) or drops it
+ * (ct_pending_drop: nothing left behind - no entry, no event, no counter
+ * but the packet's).  The pending entry lives in the thread's handle: one
+ * at a time per thread, valid until it is confirmed or dropped or the
+ * thread classifies its next packet (which drops it).
+ *
+ * "Taken?" is a lookup of both directions, as nf_conntrack_tuple_taken:
+ * another live entry holds the candidate reply tuple as its original or
+ * its reply tuple.  An expired entry met there is reaped (a DESTROY
+ * event).  In the search's last 32 probes of a round a TCP SYN may evict
+ * an entry of an earlier source NAT in TIME_WAIT or CLOSE whose sequence
+ * numbers the new SYN has passed (nf_nat_used_tuple_harder; a DESTROY
+ * event), and the original tuple of a UDP-like protocol may clash with
+ * the exact reverse flow (nf_nat_used_tuple_new).  Confirm checks both
+ * keys again under the rows' locks and resolves a clash as the kernel's
+ * __nf_conntrack_confirm: see ct_pending_confirm.
+ *
+ * The source index (find_appropriate_src) is kept in the table: every
+ * confirmed entry whose source was translated (CT_ST_SRC_NAT) is linked
+ * into it at confirm and unlinked when it leaves the table, by whatever
+ * removes it.  With ct_table_config.nat_exact_ports the exact port map is
+ * kept at the same two points, and the port search uses it.
+ *
+ * Threads: the owner of @thr, outside any read-side section of its own;
+ * any number of threads at once, each with its own pending entry.
  * ------------------------------------------------------------------- */
-#ifdef CTRACK_NAT_DRAFT
 struct ct_table;
 struct ct_thread;
 struct ct_pending;
 
 enum ct_class {
-	CT_CLASS_TRACKED = 0,   /* an existing entry; *binding set */
+	CT_CLASS_TRACKED = 0,   /* an existing entry: v.dir, binding */
 	CT_CLASS_PENDING,       /* a new connection: decide, then confirm or
 				 * drop */
-	CT_CLASS_RELATED,       /* an ICMP error about an entry; *binding set */
-	CT_CLASS_INVALID,
-	CT_CLASS_UNTRACKED,
+	CT_CLASS_RELATED,       /* an ICMP error about an entry: v.dir (the
+				 * error's direction), binding */
+	CT_CLASS_OTHER,         /* nothing to translate: v says why (INVALID,
+				 * UNTRACKED, DROP, a NEW packet that a
+				 * router would not forward, one that made
+				 * and ended its entry at once) */
 };
 
 struct ct_classified {
+	struct ct_verdict v;             /* as ct_process gives it; PENDING:
+					  * cls CT_V_NEW, flags CT_VF_PENDING */
 	enum ct_class cls;
-	enum ct_dir dir;
-	struct ct_nat_binding binding;   /* TRACKED / RELATED */
-	struct ct_pending *pending;      /* PENDING; valid until confirm/drop
-					  * or the thread's next classify */
+	/* TRACKED / RELATED: the entry's binding, when it has one (nat
+	 * true: binding.status holds CT_NAT_S_SRC / _DST); PENDING: the
+	 * new connection's binding so far (its reply tuple the inverted
+	 * original) */
+	bool nat;
+	struct ct_nat_binding binding;
+	struct ct_pending *pending;      /* PENDING */
 };
 
+/*
+ * ct_classify - track @pkt at @now (ct_process's checks, lookup and
+ * tracker), stopping before a new entry is inserted.  A pending entry the
+ * thread still had is dropped first.  Returns 0, or -EINVAL (@thr, @pkt
+ * or @out NULL), -ENOMEM (no room for the thread's pending entry: the
+ * packet is then DROP with CT_PR_NO_MEMORY, counted as drop).  Cost: as
+ * ct_process, plus the binding copied for a packet of a NAT entry.
+ */
 int ct_classify(struct ct_thread *thr, const struct ct_packet *pkt,
 		ct_time_ns now, struct ct_classified *out);
+
+/*
+ * ct_pending_nat - ct_nat_setup(@range, @manip) on the pending entry's
+ * binding, with the table as the "taken?" authority, the table's source
+ * index and (ct_table_config.nat_exact_ports) port map, and the thread's
+ * random numbers.  Set DST up before SRC (the kernel's PREROUTING before
+ * POSTROUTING); each at most once.  Returns ct_nat_setup's results
+ * (CT_NAT_BOUND_TAKEN is also counted as nat_exhausted), or -EINVAL (@p
+ * not the thread's pending entry, a bad range).
+ * ct_pending_masquerade - the same for ct_nat_masquerade(@addr).
+ */
 int ct_pending_nat(struct ct_thread *thr, struct ct_pending *p,
 		   const struct ct_nat_range *range, enum ct_nat_manip manip);
 int ct_pending_masquerade(struct ct_thread *thr, struct ct_pending *p,
 			  const struct ct_nat_range *range,
 			  const union ct_addr *addr);
-/* 0 (confirmed; *binding the final one), -EEXIST (clash: insert_failed
- * and drop counted, packet to be dropped), -ENOMEM */
+
+/*
+ * ct_thread_nat_random - the random numbers @thr's NAT setups draw where
+ * the kernel calls get_random_u16() (a source NAT search's offset,
+ * `random`, `fully-random`): @rand16(@arg) from now on, or with @rand16
+ * NULL the thread's own (splitmix64, seeded from getrandom(2) at its
+ * first setup).  For replays that must make the kernel's choice where the
+ * kernel drew a number (ctrack read --nat-random-replay) and for tests.
+ * The owner of @thr.  Returns 0, or -ENOMEM.
+ */
+int ct_thread_nat_random(struct ct_thread *thr, uint16_t (*rand16)(void *arg), void *arg);
+
+/* ct_pending_binding - the pending entry's binding as it stands. */
+const struct ct_nat_binding *ct_pending_binding(const struct ct_pending *p);
+
+/* ct_pending_confirm results (>= 0) */
+enum ct_confirm_result {
+	CT_CONFIRM_INSERTED = 0,   /* in the table under its keys */
+	CT_CONFIRM_MERGED = 1,     /* an entry with the same tuples was
+				    * confirmed meanwhile (another thread's):
+				    * the packet is that entry's, accounted
+				    * to it (clash_resolve); *@binding its */
+	CT_CONFIRM_REPLY_ONLY = 2, /* its original tuple clashed, its reply
+				    * tuple was free (UDP-like protocols, a
+				    * NAT binding that differs from the
+				    * winner's): in the table under its reply
+				    * tuple only, IPS_NAT_CLASH, for 1 s
+				    * (nf_ct_resolve_clash_harder;
+				    * clash_resolve) */
+};
+
+/*
+ * ct_pending_confirm - confirm the pending entry at the time it was
+ * classified.  With ct_table_config.nat, every manipulation not set up
+ * gets the null binding first (the kernel's nf_nat_inet_fn: a rule added
+ * later never applies to this connection; it may still change its port
+ * on a clash).  An entry whose binding changed a tuple gets the NAT
+ * extension and a second slot.  The keys are checked under the rows'
+ * locks (__nf_conntrack_confirm): a clash is resolved for UDP, UDP-Lite,
+ * ICMP, ICMPv6 and GRE as the kernel resolves it (see enum
+ * ct_confirm_result), else the packet must be dropped.  *@binding
+ * (may be NULL) gets the final binding, with which to translate the
+ * packet.  Returns enum ct_confirm_result, or -EEXIST (a clash not
+ * resolved, or its namespace went away: insert_failed and drop counted,
+ * nothing inserted, no event), -ENOSPC (a row at the chain limit:
+ * chaintoolong and insert_failed), -ENOMEM (drop), -EINVAL (@p not the
+ * thread's pending entry).  The pending entry is gone afterwards in
+ * every case.  Cost: the null bindings' taken checks, an allocation from
+ * the thread's magazine, two row locks.
+ */
 int ct_pending_confirm(struct ct_thread *thr, struct ct_pending *p,
 		       struct ct_nat_binding *binding);
+
+/* ct_pending_drop - the first packet is dropped: the pending entry goes,
+ * leaving nothing (no entry, no event, no counter).  @p NULL or not the
+ * thread's current one: nothing. */
 void ct_pending_drop(struct ct_thread *thr, struct ct_pending *p);
-#endif /* CTRACK_NAT_DRAFT */
 
 #ifdef __cplusplus
 }

@@ -203,6 +203,11 @@ struct ct_packet {
 	uint16_t frag_offset;       /* in bytes */
 	bool frag_more;
 	bool is_fragment;           /* part of a fragmented datagram */
+	uint16_t frag_max_size;     /* a datagram ct_defrag reassembled: the
+				     * IP length of its largest fragment, the
+				     * kernel's IPCB/IP6CB frag_max_size (a
+				     * router fragments it to that size again
+				     * on output); 0 otherwise */
 	bool truncated;             /* capture cut the frame short (caplen <
 				     * wire length), headers still complete */
 	bool ip_csum_bad;           /* IPv4 header checksum wrong.  The kernel

@@ -53,6 +53,9 @@ struct ct_stats {
 				  * packet thread's ring overflowing while
 				  * others held the collector's lock */
 	uint64_t resizes;        /* online resizes completed */
+	uint64_t nat_exhausted;  /* NAT setups that found no free tuple (the
+				  * kernel has no counter: its confirm then
+				  * fails, insert_failed) */
 	uint64_t invalid_by_reason[CT_PR_MAX];
 };
 

@@ -83,6 +83,16 @@ struct ct_table_config {
 					* tcpControlBits); a test on the
 					* hit path of every packet, an OR
 					* of TCP packets of such a table */
+	bool nat;                      /* the table does NAT (ctrack/nat.h):
+					* ct_pending_confirm gives every
+					* connection the null binding for the
+					* manipulations not set up, as the
+					* kernel's NAT hooks do */
+	bool nat_exact_ports;          /* keep the exact port map for the
+					* table's source NATs and search ports
+					* with it (nat.h, struct
+					* ct_nat_portmap) instead of the
+					* kernel's 248 random probes */
 };
 
 /* ct_table_config_default - any thread, O(1), cannot fail: kernel settings (acct off),
@@ -167,6 +177,8 @@ enum {
 	CT_VF_UNCONFIRMED = 0x10, /* NEW, but never entered in the table: a
 				   * router would not forward it
 				   * (settings.router) */
+	CT_VF_PENDING = 0x20,   /* NEW, waiting for ct_pending_confirm or
+				 * ct_pending_drop (ct_classify, nat.h) */
 };
 
 struct ct_verdict {
@@ -224,11 +236,24 @@ enum {
 	CT_ST_SEEN_REPLY = 1u << 1,
 	CT_ST_ASSURED = 1u << 2,
 	CT_ST_CONFIRMED = 1u << 3,
+	/* the NAT binding (ctrack/nat.h) changed the source / destination:
+	 * the reply tuple is not the inverted original */
+	CT_ST_SRC_NAT = 1u << 4,
+	CT_ST_DST_NAT = 1u << 5,
+	/* the source / destination manipulation was set up (null bindings
+	 * included) */
+	CT_ST_SRC_NAT_DONE = 1u << 7,
+	CT_ST_DST_NAT_DONE = 1u << 8,
 	CT_ST_DYING = 1u << 9,
-	CT_ST_NAT_CLASH = 1u << 12,  /* IPS_NAT_CLASH: ctrack (no NAT) never
-				      * sets it; UDP/GRE never assure such
-				      * an entry, as in the kernel */
+	CT_ST_NAT_CLASH = 1u << 12,  /* IPS_NAT_CLASH: a UDP-like entry that
+				      * lost a confirm race and entered the
+				      * table under its reply tuple only
+				      * (ct_pending_confirm, ctrack/nat.h);
+				      * UDP/GRE never assure it, and its
+				      * timeout is not refreshed */
 };
+#define CT_ST_NAT_MASK (CT_ST_SRC_NAT | CT_ST_DST_NAT)
+#define CT_ST_NAT_DONE_MASK (CT_ST_SRC_NAT_DONE | CT_ST_DST_NAT_DONE)
 
 /* A copy of one connection, as listings and events show it. */
 struct ct_conn_info {

@@ -3,10 +3,13 @@
  * conn.h - the layout of one connection entry (private).
  *
  * An entry is a core followed by its protocol's private area and then the
- * optional extensions (accounting, timestamps, labels), the way the kernel
- * hangs nf_ct_ext off nf_conn.  Only what the hot path needs is in the
- * core: the absolute expiry, the status bits, the hash, a byte lock and
- * the original tuple (the reply tuple is derived, ctrack does no NAT).
+ * optional extensions (accounting, timestamps, labels, NAT), the way the
+ * kernel hangs nf_ct_ext off nf_conn.  Only what the hot path needs is in
+ * the core: the absolute expiry, the status bits, the hash, a byte lock
+ * and the original tuple.  The reply tuple is the inverted original -
+ * except for an entry whose NAT binding changed a tuple, which carries
+ * the NAT extension (struct ct_ext_nat) with the reply's endpoints: an
+ * un-NATed entry, and one with a null binding, keeps its size.
  * Entries live in their namespace's slab (slab.c), so that a namespace's
  * teardown walks only its own memory.
  *
@@ -57,7 +60,10 @@ enum {
 	CT_EXT_LABELS = 0x04,   /* struct ct_ext_labels */
 	CT_EXT_TCPF = 0x08,     /* struct ct_ext_tcpf (issue 26: TCP entries
 				 * of a table with config.tcp_flags) */
-	CT_EXT_END = 0x10,      /* past the last: where an IPv6 key's tail
+	CT_EXT_NAT = 0x10,      /* struct ct_ext_nat (and, for IPv6, the
+				 * reply's other 24 address bytes after the
+				 * key's tail: table/conn_key.h) */
+	CT_EXT_END = 0x20,      /* past the last: where an IPv6 key's tail
 				 * starts (table/conn_key.h) */
 };
 
@@ -87,7 +93,8 @@ struct ct_conn {
 	uint64_t priv[];
 };
 
-/* An IPv6 entry's address bytes that are not in its core. */
+/* An IPv6 entry's address bytes that are not in its core (and those of
+ * an IPv6 NAT reply that are not in its extension). */
 #define CT_CONN_V6_TAIL 24u
 
 _Static_assert(sizeof(struct ct_conn) == 40 &&
@@ -128,6 +135,31 @@ struct ct_ext_tcpf {
 	uint8_t pad[6];
 };
 
+/*
+ * The NAT extension: what an entry whose binding changed a tuple keeps of
+ * its reply tuple, which is then no longer the inverted original (the
+ * zone and the protocols are the original's).  IPv4 reply addresses are
+ * whole here; an IPv6 reply keeps the first 8 bytes of its source here
+ * and its other 24 address bytes at the end of the object, after the
+ * key's tail (table/conn_key.h), as the core does with the key.  rhash is
+ * the low 32 bits of the reply tuple's hash: the row of the entry's
+ * second slot (table/htab.h), found again by removal and migration
+ * without hashing.  bysrc_next links the entries with a source mapping
+ * (CT_ST_SRC_NAT) in the table's source index (nat/nat_table.c), an RCU
+ * list.  Written before the entry is published, never after, but
+ * bysrc_next (the index's lock).  24 bytes a binding (48 for IPv6).
+ */
+struct ct_ext_nat {
+	uint32_t raddr[2];           /* network order: IPv4 reply src, dst;
+				      * IPv6 the first 8 bytes of the src */
+	uint16_t rsport;             /* the reply tuple's ports (host order) */
+	uint16_t rdport;
+	uint32_t rhash;
+	struct ct_conn *_Atomic bysrc_next;
+};
+
+_Static_assert(sizeof(struct ct_ext_nat) == 24, "the NAT extension is 24 bytes");
+
 /* Bytes the extensions in mask @ext (CT_EXT_* bits) take, laid out in bit
  * order (acct, tstamp, labels): an entry's size and its extensions'
  * offsets both add them up.  A table, one load for a mask read at run
@@ -136,15 +168,20 @@ struct ct_ext_tcpf {
 #define CT_EXT_SZ(m) (((m) & CT_EXT_ACCT ? sizeof(struct ct_ext_acct) : 0) + \
 		      ((m) & CT_EXT_TSTAMP ? sizeof(struct ct_ext_tstamp) : 0) + \
 		      ((m) & CT_EXT_LABELS ? sizeof(struct ct_ext_labels) : 0) + \
-		      ((m) & CT_EXT_TCPF ? sizeof(struct ct_ext_tcpf) : 0))
+		      ((m) & CT_EXT_TCPF ? sizeof(struct ct_ext_tcpf) : 0) + \
+		      ((m) & CT_EXT_NAT ? sizeof(struct ct_ext_nat) : 0))
 
 static inline __attribute__((always_inline)) size_t ct_ext_size(unsigned ext)
 {
-	static const uint8_t sz[16] = {
+	static const uint8_t sz[32] = {
 		CT_EXT_SZ(0), CT_EXT_SZ(1), CT_EXT_SZ(2), CT_EXT_SZ(3),
 		CT_EXT_SZ(4), CT_EXT_SZ(5), CT_EXT_SZ(6), CT_EXT_SZ(7),
 		CT_EXT_SZ(8), CT_EXT_SZ(9), CT_EXT_SZ(10), CT_EXT_SZ(11),
 		CT_EXT_SZ(12), CT_EXT_SZ(13), CT_EXT_SZ(14), CT_EXT_SZ(15),
+		CT_EXT_SZ(16), CT_EXT_SZ(17), CT_EXT_SZ(18), CT_EXT_SZ(19),
+		CT_EXT_SZ(20), CT_EXT_SZ(21), CT_EXT_SZ(22), CT_EXT_SZ(23),
+		CT_EXT_SZ(24), CT_EXT_SZ(25), CT_EXT_SZ(26), CT_EXT_SZ(27),
+		CT_EXT_SZ(28), CT_EXT_SZ(29), CT_EXT_SZ(30), CT_EXT_SZ(31),
 	};
 
 	return sz[ext & (CT_EXT_END - 1)];

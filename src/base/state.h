@@ -46,16 +46,18 @@ struct ct_htab;      /* one generation of rows (table/htab.h) */
 struct ct_wheel;     /* the wheel of due handles (table/wheel.h) */
 
 #define CT_MAX_ZONES 65536
-/* object size classes: core + priv (0..64) + extensions (0..64) + an
- * IPv6 key's tail (0 or 24), step 8; class i holds objects of
- * sizeof(struct ct_conn) + 8 * i bytes (ct_conn_class, table/conn_key.h) */
-#define CT_N_CLASSES ((int)(64 + 64 + CT_CONN_V6_TAIL) / 8 + 1)
+/* object size classes: core + priv (0..64) + extensions (0..96: acct,
+ * tstamp, labels, TCP flags and NAT's 24) + an IPv6 key's tail (0 or 24) + an IPv6 NAT reply's
+ * (0 or 24), step 8; class i holds objects of sizeof(struct ct_conn) +
+ * 8 * i bytes (ct_conn_class, table/conn_key.h) */
+#define CT_N_CLASSES ((int)(64 + 96 + 2 * CT_CONN_V6_TAIL) / 8 + 1)
 
 /* Counters a thread keeps to itself (summed on read). */
 struct ct_counters {
 	uint64_t found, invalid, insert, insert_failed, drop, early_drop;
 	uint64_t error, search_restart, clash_resolve, chaintoolong;
 	uint64_t packets, untracked, ignored, related, expired, deleted;
+	uint64_t nat_exhausted;
 	uint64_t invalid_by_reason[CT_PR_MAX];
 };
 
@@ -142,6 +144,9 @@ struct ct_thread {
 	/* ~(earliest expiry this thread's packets gave an entry since the
 	 * last ct_thread_take_next_due): zero means none; owner only */
 	uint64_t due_inv_max;
+	/* the two-step first packet's unconfirmed entry (track/pending.c),
+	 * made on first use; owner only */
+	struct ct_pending *pend;
 	/* handles for the collector's wheel (table/due.h queues them); last,
 	 * so that ct_thread_attach can leave the buffer's megabyte untouched */
 	struct ct_ring ring;
@@ -245,6 +250,14 @@ struct ct_table {
 	 * seeded for); the wheel itself under gc_lock.  The two flags,
 	 * which packet threads read, keep a line apart from the collector's
 	 * fields above (padding: the table is not allocated 64-aligned) */
+	/* NAT (nat/nat_table.c), made by the first NAT confirm: the source
+	 * index and the port map.  nat_forget is called with no lock held
+	 * for an entry with a second slot as it leaves the table (table/
+	 * member.h, ct_table_unlink_second), nat_free by ct_table_destroy:
+	 * the table calls NAT through them without knowing it (layers) */
+	_Atomic(void *) nat;
+	void (*_Atomic nat_forget)(struct ct_table *t, struct ct_conn *c);
+	void (*_Atomic nat_free)(struct ct_table *t);
 	char pad_wheel0[64];
 	_Atomic bool wheel_on;
 	_Atomic bool wheel_reseed;

@@ -265,7 +265,9 @@ static bool gc_wheel_seed(struct gc_run *g)
 						unsigned pos = j * CT_ROW_SLOTS + k;
 						uint64_t lb;
 
-						if (!s)
+						/* a second slot is not the entry's
+						 * (table/htab.h) */
+						if (!s || (s & CT_SLOT_SECOND))
 							continue;
 						lb = (s & CT_SLOT_BOUND) && pos <= CT_WH_MAX_POS ?
 							ct_slot_due_lower(rd, atomic_load_explicit(&sd[k], memory_order_relaxed)) : 0;

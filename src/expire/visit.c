@@ -24,6 +24,7 @@
 #include "proto/proto.h"
 #include "table/conn_info.h"
 #include "table/event.h"
+#include "table/member.h"
 #include "table/reclaim.h"
 
 /*
@@ -148,7 +149,9 @@ again:
 			struct ct_conn *c;
 			uint64_t exp;
 
-			if (!s)
+			/* a NAT entry's second slot: the entry is the
+			 * collector's at its primary slot (table/htab.h) */
+			if (!s || (s & CT_SLOT_SECOND))
 				continue;
 			if (s & bmask) {
 				uint32_t dist = ct_slot_due_dist(
@@ -246,6 +249,9 @@ gc_victim(struct gc_run *g, struct ct_conn *c, bool early, const struct ct_conn_
 	struct ct_table *t = g->t;
 	struct ct_ns *ns = ct_slab_chunk_of(c)->slab->owner;
 
+	/* its primary slot was cleared under a row lock released since */
+	if (__builtin_expect(c->ext & CT_EXT_NAT, 0))
+		ct_table_unlink_second(t, c);
 	if (ct_events_on(t)) {
 		struct ct_conn_info late;
 
@@ -418,7 +424,7 @@ void gc_queue_row(struct gc_run *g, struct ct_row *r, uint64_t rd,
 	for (int k = 0; k < CT_ROW_SLOTS; k++) {
 		uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_relaxed);
 
-		if (s && (!(s & CT_SLOT_BOUND) ||
+		if (s && !(s & CT_SLOT_SECOND) && (!(s & CT_SLOT_BOUND) ||
 			  (int64_t)ct_slot_due_dist(du, atomic_load_explicit(&sd[k], memory_order_relaxed)) <= lim))
 			gc_prefetch_conn(g, s);
 	}

@@ -448,12 +448,9 @@ bool ct_nat_portmap_find(struct ct_nat_portmap *pm, struct ct_tuple *cand,
 	n = lookup(pm, &k);
 	start = min + off % size;
 	last = min + size - 1;
-	if (n && n->used >= size) {
-		/* the map says all are held: probe nothing, keep the first
-		 * candidate (as the kernel keeps its last) */
-		*keyptr = (uint16_t)start;
-		return false;
-	}
+	/* (no shortcut on n->used >= size: the key's ports need not all lie
+	 * in this class - a single-port range next to other held ports of
+	 * the key is not full; the segments below are bounded anyway) */
 	if (search_segment(n, start, last, cand, keyptr, free_ok, arg, probes) < 65536)
 		return true;
 	if (start > min &&

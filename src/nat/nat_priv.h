@@ -118,4 +118,12 @@ bool ct_nat_portmap_find(struct ct_nat_portmap *pm, struct ct_tuple *cand,
 			 bool (*free_ok)(void *arg, const struct ct_tuple *cand),
 			 void *arg, uint64_t *probes);
 
+/*
+ * ct_nat_table_census - entries in table @t's source index and keys in
+ * its port map (nat_table.c), counted by walking them: for tests and
+ * audits of a quiet table (no writer may run meanwhile).
+ */
+struct ct_table;
+void ct_nat_table_census(struct ct_table *t, uint64_t *indexed, uint64_t *pm_keys);
+
 #endif /* CT_NAT_PRIV_H */

@@ -580,15 +580,32 @@ enum ct_nat_verdict ct_nat_translate(uint8_t *frame, uint32_t frame_len,
 	}
 	/* Two passes over the same steps: the first only checks (every check
 	 * depends on lengths and offsets, which no step changes), so that a
-	 * drop leaves the frame as it was; the second writes. */
-	for (int pass = 0; pass < 2; pass++) {
+	 * drop leaves the frame as it was; the second writes.  A packet that
+	 * is no ICMP error needs only the second: each step checks all it
+	 * needs before it writes, and the source step's checks are the
+	 * destination step's (the same headers, the same lengths; GRE's
+	 * version is looked at by the destination step only), so that once
+	 * the first step has written the second cannot fail - only the TTL,
+	 * written between the two, wants the source step's checks before it
+	 * when there is no destination step. */
+	for (int pass = error ? 0 : 1; pass < 2; pass++) {
 		x.dry = pass == 0;
 		if (do_dst && !(error ? icmp_reply_step(&x, &e, other, CT_NAT_MANIP_DST)
 				      : ip_manip(&x, 0, &target, CT_NAT_MANIP_DST,
 						 CT_NAT_V_TRUNCATED)))
 			return x.why;
-		if (forward && !x.dry)
+		if (forward && !x.dry) {
+			if (!error && do_src && !do_dst) {
+				bool ok;
+
+				x.dry = true;
+				ok = ip_manip(&x, 0, &target, CT_NAT_MANIP_SRC, CT_NAT_V_TRUNCATED);
+				x.dry = false;
+				if (!ok)
+					return x.why;
+			}
 			ttl_dec(&x, v4);
+		}
 		if (do_src && !(error ? icmp_reply_step(&x, &e, other, CT_NAT_MANIP_SRC)
 				      : ip_manip(&x, 0, &target, CT_NAT_MANIP_SRC,
 						 CT_NAT_V_TRUNCATED)))

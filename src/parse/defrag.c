@@ -435,6 +435,9 @@ static int fq_finish(struct ct_defrag *d, struct fq *fq, uint32_t total,
 	uint16_t vo = fq->vlan_outer, vi = fq->vlan_inner;
 	uint16_t zone = fq->key.zone;
 	bool truncated = fq->truncated;
+	/* IPCB(skb)->frag_max_size (ip_frag_reasm), IP6CB's (nf_ct_frag6:
+	 * the IPv6 header plus the largest fragment's payload) */
+	uint32_t max = fq->key.l3 == CT_L3_IPV4 ? fq->max_size : 40 + fq->max_size;
 
 	for (struct frag *f = fq->frags; f; f = f->next)
 		memcpy(d->buf + fq->head_len + f->offset, f->data,
@@ -447,6 +450,7 @@ static int fq_finish(struct ct_defrag *d, struct fq *fq, uint32_t total,
 	out->vlan_outer = vo;
 	out->vlan_inner = vi;
 	out->tuple.zone = zone;
+	out->frag_max_size = (uint16_t)(max > 65535 ? 65535 : max);
 	if (truncated)
 		out->truncated = true;
 	return 1;

@@ -90,20 +90,19 @@ bool ct_icmp_error_key(const struct ct_packet *pkt, struct ct_tuple *key,
 }
 
 bool ct_icmp_error_accept(const struct ct_packet *pkt,
-			  const struct ct_tuple *orig, enum ct_dir inner_dir,
-			  enum ct_dir *err_dir, uint8_t *reason)
+			  const struct ct_tuple *orig, const struct ct_tuple *reply,
+			  enum ct_dir inner_dir, enum ct_dir *err_dir, uint8_t *reason)
 {
 	/*
 	 * The kernel's lookup key is the inverse of the quoted tuple, so its
 	 * direction h is the opposite of @inner_dir, and it compares the
-	 * outer destination with tuplehash[h].dst.  Without NAT the reply
-	 * tuple is the inverse of the original one, so that is orig.dst when
-	 * h is ORIGINAL and orig.src when h is REPLY.
+	 * outer destination with tuplehash[h].dst: orig.dst when h is
+	 * ORIGINAL, reply.dst when h is REPLY (orig.src without NAT).
 	 */
 	enum ct_dir h = inner_dir == CT_DIR_ORIGINAL ? CT_DIR_REPLY
 						     : CT_DIR_ORIGINAL;
 	const union ct_addr *ct_daddr = h == CT_DIR_ORIGINAL ? &orig->dst
-							     : &orig->src;
+							     : &reply->dst;
 
 	if (memcmp(&pkt->tuple.dst, ct_daddr, sizeof(*ct_daddr)) != 0) {
 		*reason = CT_PR_ICMP_NO_MATCH;

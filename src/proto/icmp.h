@@ -94,15 +94,15 @@ bool ct_icmp_error_key(const struct ct_packet *pkt, struct ct_tuple *key,
 
 /*
  * ct_icmp_error_accept - given the entry found for the key (its original
- * tuple @orig) and the direction @inner_dir in which the key matched it
- * (CT_DIR_ORIGINAL when the quoted packet equals @orig), decide as
- * nf_conntrack_inet_error() does.
+ * tuple @orig, its reply tuple @reply) and the direction @inner_dir in
+ * which the key matched it (CT_DIR_ORIGINAL when the quoted packet equals
+ * @orig), decide as nf_conntrack_inet_error() does.
  *
  * The outer destination address must equal the destination of the
- * entry's tuple in the kernel's direction (the opposite of @inner_dir),
- * which, with no NAT, is the quoted packet's source: an error must travel
- * back to whoever sent the quoted packet.  Otherwise returns false with
- * *@reason = CT_PR_ICMP_NO_MATCH.
+ * entry's tuple in the kernel's direction (the opposite of @inner_dir):
+ * @orig's for ORIGINAL, @reply's for REPLY - with no NAT the quoted
+ * packet's source, with source NAT the translated address the error was
+ * sent to.  Otherwise returns false with *@reason = CT_PR_ICMP_NO_MATCH.
  *
  * On success *@err_dir is the direction of the error: CT_DIR_REPLY
  * (IP_CT_RELATED_REPLY) when the quoted packet went in the original
@@ -110,7 +110,7 @@ bool ct_icmp_error_key(const struct ct_packet *pkt, struct ct_tuple *key,
  * direction.
  */
 bool ct_icmp_error_accept(const struct ct_packet *pkt,
-			  const struct ct_tuple *orig, enum ct_dir inner_dir,
-			  enum ct_dir *err_dir, uint8_t *reason);
+			  const struct ct_tuple *orig, const struct ct_tuple *reply,
+			  enum ct_dir inner_dir, enum ct_dir *err_dir, uint8_t *reason);
 
 #endif /* CT_PROTO_ICMP_H */

@@ -41,8 +41,7 @@ void ct_conn_fill_info(struct ct_table *t, struct ct_conn *c,
 
 	memset(ci, 0, sizeof(*ci));
 	ct_conn_tuple(c, &ci->orig);
-	if (!ct_tuple_invert(&ci->orig, &ci->reply))
-		ci->reply = ci->orig;
+	ct_conn_reply_of(c, &ci->orig, &ci->reply);
 	/* like the kernel's ct id: a keyed hash of the address, so ids do
 	 * not leak pointers */
 	ci->id = ct_hash_u64(&t->key, (uint64_t)(uintptr_t)c) >> 32;

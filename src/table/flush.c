@@ -53,6 +53,8 @@ static void victim_done(struct ct_flush_ctx *vc, struct ct_conn *c)
 	struct ct_thread *thr = vc->thr;
 	struct ct_ns *ns = ct_slab_chunk_of(c)->slab->owner;
 
+	/* its primary slot went under a row lock the caller has released */
+	ct_table_unlink_second(thr->t, c);
 	ct_thread_count_add(thr, -1);
 	if (ns == vc->walking)
 		vc->walked++;        /* one atomic per namespace, not per entry */
@@ -198,7 +200,7 @@ static void sweep_prefetch(struct ct_row *r, const uint64_t *dying)
 	for (int k = 0; k < CT_ROW_SLOTS; k++) {
 		uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_acquire);
 
-		if (s && zone_dying(dying, ct_slot_conn(s)))
+		if (s && !(s & CT_SLOT_SECOND) && zone_dying(dying, ct_slot_conn(s)))
 			__builtin_prefetch(&ct_slot_conn(s)->status, 1);
 	}
 }
@@ -222,7 +224,7 @@ void ct_flush_sweep(struct ct_flush_ctx *vc, struct ct_htab *h, const uint64_t *
 				uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_acquire);
 				uint32_t z;
 
-				if (!s)
+				if (!s || (s & CT_SLOT_SECOND))
 					continue;
 				z = ct_slab_chunk_of(ct_slot_conn(s))->zone;
 				if (dying[z >> 6] & (1ull << (z & 63))) {
@@ -242,7 +244,8 @@ void ct_flush_sweep(struct ct_flush_ctx *vc, struct ct_htab *h, const uint64_t *
 					struct ct_conn *c;
 					uint32_t z;
 
-					if (!s)
+					/* a second slot goes with its primary one */
+					if (!s || (s & CT_SLOT_SECOND))
 						continue;
 					c = ct_slot_conn(s);
 					z = ct_slab_chunk_of(c)->zone;
@@ -309,7 +312,8 @@ again:
 			uint64_t s = atomic_load_explicit(&r->slot[k], memory_order_relaxed);
 			struct ct_conn *c;
 
-			if (!s)
+			/* a second slot goes with its primary one */
+			if (!s || (s & CT_SLOT_SECOND))
 				continue;
 			c = ct_slot_conn(s);
 			if (zone >= 0 && ct_conn_zone(c) != zone)
@@ -331,6 +335,7 @@ again:
 		struct ct_conn *c = victims[i];
 		struct ct_ns *ns = ct_slab_chunk_of(c)->slab->owner;
 
+		ct_table_unlink_second(thr->t, c);
 		if (ct_events_on(thr->t)) {
 			struct ct_conn_info ci;
 			ct_conn_lock(c);

@@ -192,12 +192,10 @@ struct ct_conn *ct_htab_find(struct ct_htab *h, uint64_t hash,
 			if (!s || (s & 0xffff000000000000ull) != sig)
 				continue;
 			c = ct_slot_conn(s);
-			if (ct_conn_key_equal(c, key)) {
-				*dir = CT_DIR_ORIGINAL;
-				return c;
-			}
-			if (ct_conn_key_is_reply(c, key, inv)) {
-				*dir = CT_DIR_REPLY;
+			int d = ct_conn_matches(c, key, inv, s & CT_SLOT_RPL);
+
+			if (d >= 0) {
+				*dir = (enum ct_dir)d;
 				return c;
 			}
 		}
@@ -386,7 +384,26 @@ bool ct_htab_remove_locked(struct ct_row *head, const struct ct_conn *c)
 		for (int i = 0; i < CT_ROW_SLOTS; i++) {
 			uint64_t s = atomic_load_explicit(&r->slot[i],
 							  memory_order_relaxed);
-			if (s && ct_slot_conn(s) == c) {
+			/* the entry's primary slot: not its second one, which
+			 * may share the chain */
+			if (s && ct_slot_conn(s) == c && !(s & CT_SLOT_SECOND)) {
+				atomic_store_explicit(&r->slot[i], 0,
+						      memory_order_release);
+				return true;
+			}
+		}
+	return false;
+}
+
+bool ct_htab_remove_kind_locked(struct ct_row *head, const struct ct_conn *c, bool second)
+{
+	uint64_t want = second ? CT_SLOT_SECOND : 0;
+
+	for (struct ct_row *r = head; r; r = ct_row_next(r))
+		for (int i = 0; i < CT_ROW_SLOTS; i++) {
+			uint64_t s = atomic_load_explicit(&r->slot[i],
+							  memory_order_relaxed);
+			if (s && ct_slot_conn(s) == c && (s & CT_SLOT_SECOND) == want) {
 				atomic_store_explicit(&r->slot[i], 0,
 						      memory_order_release);
 				return true;

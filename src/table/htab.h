@@ -7,7 +7,26 @@
  * 16 bits of the entry's hash as a signature, so a lookup compares
  * signatures within the line it already fetched and dereferences only
  * entries that are likely to match.  Because the hash is direction-blind
- * (base/hash.h), each entry has exactly one slot, found from either direction.
+ * (base/hash.h), an entry whose reply tuple is its inverted original has
+ * exactly one slot, found from either direction.
+ *
+ * The second slot.  An entry whose NAT binding changed a tuple (its reply
+ * tuple is no longer the inverted original: CT_EXT_NAT, base/conn.h) has
+ * a second slot in the row of its reply tuple's hash, marked CT_SLOT_RPL
+ * (compare the lookup key with the entry's reply tuple, not its original)
+ * and CT_SLOT_SECOND (the entry's other slot is its primary one).
+ * Everything that walks rows entry by entry - dump, flush, a teardown's
+ * sweep, the collector and its bounds, early drop - skips second slots,
+ * so that it sees each entry once, by its primary slot; whoever removes
+ * an entry's primary slot removes its second one after it, under that
+ * row's lock (table/member.h, ct_table_unlink_second), and migration
+ * moves it by the reply hash the extension keeps.  An IPS_NAT_CLASH entry
+ * (ctrack/nat.h's confirm, as the kernel's nf_ct_resolve_clash_harder)
+ * is in the table under its reply tuple only: its one slot is CT_SLOT_RPL
+ * without CT_SLOT_SECOND, and is its primary slot in every other respect
+ * (its c->hash is the reply's).  The marks are bits 1 and 2 of the slot
+ * (entries are 8-aligned), beside CT_SLOT_BOUND; an entry without NAT
+ * never has them, so its lookup pays one test of a bit already loaded.
  *
  * Overflow rows.  A row that needs a seventh slot links an overflow row
  * (htab.c) at the end of its chain; one the collector finds empty leaves
@@ -184,6 +203,12 @@ static inline struct ct_row *ct_htab_row(const struct ct_htab *h, uint64_t hash)
 /* Bit 0 of a slot (entries are 8-aligned): its slot bound is valid
  * (htab.h's top comment).  Stored clear; only the collector sets it. */
 #define CT_SLOT_BOUND 1ull
+
+/* Bit 1: the slot holds the entry's reply tuple; bit 2: it is the
+ * entry's second slot (top comment).  Never set for an entry without
+ * NAT. */
+#define CT_SLOT_RPL 2ull
+#define CT_SLOT_SECOND 4ull
 
 static inline uint64_t ct_slot_make(const struct ct_conn *c, uint64_t hash)
 {
@@ -400,9 +425,11 @@ enum ct_htab_ins {
 bool ct_htab_place_locked(struct ct_htab *h, struct ct_row *head, uint64_t s,
 			  bool dedupe);
 
-/* ct_htab_remove_locked - with the row locked, clear @c's slot.
- * Returns true if it was there. */
+/* ct_htab_remove_locked - with the row locked, clear @c's primary slot
+ * (@second false) or its second slot (@second true).  Returns true if it
+ * was there. */
 bool ct_htab_remove_locked(struct ct_row *r, const struct ct_conn *c);
+bool ct_htab_remove_kind_locked(struct ct_row *r, const struct ct_conn *c, bool second);
 
 /* A timeout was shortened: mark row @idx's slot bounds dirty, then lower
  * its, its sub's and its group's due bound to @due, in that order
@@ -678,11 +705,15 @@ ct_htab_insert_locked_inline(struct ct_htab *h, struct ct_row *head,
 			if (!s || (s & 0xffff000000000000ull) != sig)
 				continue;
 			o = ct_slot_conn(s);
-			if ((ct_conn_key_equal(o, key) ||
-			     ct_conn_key_is_reply(o, key, inv)) &&
-			    !(ct_conn_status(o) & CT_ST_DYING)) {
-				*clash = o;
-				return CT_INS_CLASH;
+			/* the key or its inverse, as the slot's entry holds it
+			 * (a NAT entry's reply slot: as its reply tuple) */
+			if (__builtin_expect((s & CT_SLOT_RPL) && (o->ext & CT_EXT_NAT), 0)
+			    ? (ct_conn_reply_equal(o, key) || ct_conn_reply_is_inverse(o, key, inv))
+			    : (ct_conn_key_equal(o, key) || ct_conn_key_is_reply(o, key, inv))) {
+				if (!(ct_conn_status(o) & CT_ST_DYING)) {
+					*clash = o;
+					return CT_INS_CLASH;
+				}
 			}
 		}
 	}

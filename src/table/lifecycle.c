@@ -163,6 +163,13 @@ void ct_table_destroy(struct ct_table *t)
 		t->rcu->barrier();
 	while (atomic_load_explicit(&t->ns_reclaims, memory_order_acquire));
 	ct_rcu_unreg(t->cfg.rcu);
+	{
+		/* the source index and the port map (nat/) */
+		void (*nat_free)(struct ct_table *) = atomic_load(&t->nat_free);
+
+		if (nat_free)
+			nat_free(t);
+	}
 	h = atomic_load(&t->htab);
 	if (h) {
 		struct ct_htab *f = atomic_load(&h->future);

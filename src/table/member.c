@@ -21,12 +21,36 @@ static bool unlink_common(struct ct_thread *thr, struct ct_conn *c)
 	ct_row_unlock(r);
 	if (!found)
 		return false;
+	if (__builtin_expect(c->ext & CT_EXT_NAT, 0))
+		ct_table_unlink_second(thr->t, c);
 	ct_thread_count_add(thr, -1);
 	if (thr->count_delta <= -64)
 		ct_thread_fold_count(thr);
 	ct_ns_count_add_shard(ns, thr->ns_shard, -1);
 	ct_reclaim_queue(thr, c);
 	return true;
+}
+
+bool ct_table_unlink_second(struct ct_table *t, struct ct_conn *c)
+{
+	struct ct_htab *h;
+	struct ct_row *r;
+	bool found;
+
+	if (!ct_conn_has_second(c))
+		return false;
+	r = ct_table_lock_row(t, ct_conn_nat(c)->rhash, &h);
+	found = ct_htab_remove_kind_locked(r, c, true);
+	ct_row_unlock(r);
+	/* the source index and the port map forget it (nat/), once */
+	if (found) {
+		void (*forget)(struct ct_table *, struct ct_conn *) =
+			atomic_load_explicit(&t->nat_forget, memory_order_acquire);
+
+		if (forget)
+			forget(t, c);
+	}
+	return found;
 }
 
 bool ct_table_unlink(struct ct_thread *thr, struct ct_conn *c)

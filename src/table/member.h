@@ -4,7 +4,10 @@
  * unlinked (private).
  *
  * One slot per connection (htab.h): the hash is direction-blind, so an
- * entry is found from either side in one row.  While a resize runs a row
+ * entry is found from either side in one row - but an entry whose NAT
+ * binding changed a tuple, which has a second slot under its reply tuple
+ * (inserted by table/rslot.h, removed after its primary one by
+ * ct_table_unlink_second).  While a resize runs a row
  * may be MOVED, its entries in the next generation: writers follow the
  * futures (ct_table_lock_row), readers look in the old generation first
  * and then in the next (ct_table_find), and every live entry is always
@@ -73,6 +76,25 @@ struct ct_conn *ct_table_find(struct ct_thread *thr, uint64_t hash,
  * table and its namespace.  Returns true if this call removed it.
  */
 bool ct_table_unlink(struct ct_thread *thr, struct ct_conn *c);
+
+/* Has @c a second slot (htab.h)?  An entry whose NAT binding changed a
+ * tuple has, but an IPS_NAT_CLASH one, in the table under its reply tuple
+ * only.  Its extensions and status bits but DYING are fixed once it is
+ * published. */
+static inline bool ct_conn_has_second(const struct ct_conn *c)
+{
+	return (c->ext & CT_EXT_NAT) && !(ct_conn_status(c) & CT_ST_NAT_CLASH);
+}
+
+/*
+ * ct_table_unlink_second - remove @c's second slot, if it has one, after
+ * its primary slot was cleared by whoever set it DYING (and before @c is
+ * queued for freeing): locks the row of its reply hash (following a
+ * resize), as its one caller may lock any row - no other row lock held
+ * (the collector, flush, teardown and unlink call it after they unlocked
+ * the primary's row).  Returns true if a slot was removed.
+ */
+bool ct_table_unlink_second(struct ct_table *t, struct ct_conn *c);
 
 /*
  * ct_table_insert - confirm @c, which is not published yet and expires at

@@ -49,7 +49,7 @@ static void prefetch_row_entries(const struct ct_row *r)
 	for (int k = 0; k < CT_ROW_SLOTS; k++) {
 		uint64_t s = atomic_load_explicit(&((struct ct_row *)r)->slot[k],
 						  memory_order_relaxed);
-		if (s)
+		if (s)   /* a second slot's reply hash may be on the next line */
 			__builtin_prefetch(&ct_slot_conn(s)->hash);
 	}
 }
@@ -135,12 +135,20 @@ static bool migrate_row(struct ct_table *t, struct ct_htab *h,
 			/* the slot bound stays behind: the new row's bounds
 			 * are the collector's to set (htab.h) */
 			slot[n] = s & ~CT_SLOT_BOUND;
-			idx[n] = ct_row_index(c->hash, f->n_rows);
-			/* read before c is published in f: c is live, and its
-			 * writers hold its lock, not the row's; one who
-			 * shortens it later lowers the bounds of both
-			 * generations (ct_due_lowered) */
-			exp[n] = __atomic_load_n(&c->expires, __ATOMIC_RELAXED);
+			if (__builtin_expect(s & CT_SLOT_SECOND, 0)) {
+				/* a NAT entry's second slot: the row of its
+				 * reply hash, and no due time (the collector
+				 * sees the entry at its primary slot) */
+				idx[n] = ct_row_index(ct_conn_nat(c)->rhash, f->n_rows);
+				exp[n] = CT_DUE_NEVER;
+			} else {
+				idx[n] = ct_row_index(c->hash, f->n_rows);
+				/* read before c is published in f: c is live,
+				 * and its writers hold its lock, not the row's;
+				 * one who shortens it later lowers the bounds of
+				 * both generations (ct_due_lowered) */
+				exp[n] = __atomic_load_n(&c->expires, __ATOMIC_RELAXED);
+			}
 			if (++n == MIG_BATCH) {
 				/* no chain limit and no clash check: the
 				 * entries are members already, they only

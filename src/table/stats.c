@@ -42,6 +42,7 @@ void ct_stats_from_counters(const struct ct_counters *c, struct ct_stats *s)
 	s->ignored = c->ignored;
 	s->related = c->related;
 	s->expired = c->expired;
+	s->nat_exhausted = c->nat_exhausted;
 	s->deleted = c->deleted;
 	memcpy(s->invalid_by_reason, c->invalid_by_reason,
 	       sizeof(s->invalid_by_reason));

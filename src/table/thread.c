@@ -84,6 +84,7 @@ void ct_thread_detach(struct ct_thread *thr)
 		m->n = 0;
 	}
 	ct_rcu_unreg(t->cfg.rcu);
+	free(thr->pend);   /* a pending entry is only scratch (track/pending.c) */
 	free(thr);
 }
 

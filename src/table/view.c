@@ -33,7 +33,8 @@ static int dump_row(struct dump_ctx *d, struct ct_row *head)
 			struct ct_conn *c;
 			struct ct_conn_info ci;
 
-			if (!s)
+			/* an entry is dumped by its primary slot only */
+			if (!s || (s & CT_SLOT_SECOND))
 				continue;
 			c = ct_slot_conn(s);
 			if (d->zone >= 0 && ct_conn_zone(c) != d->zone)

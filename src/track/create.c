@@ -66,7 +66,8 @@ static bool early_drop(struct ct_thread *thr, uint64_t hash, uint16_t only_zone,
 				struct ct_conn_info ci;
 				struct ct_conn *c;
 
-				if (!s)
+				/* an entry is considered at its primary slot */
+				if (!s || (s & CT_SLOT_SECOND))
 					continue;
 				c = ct_slot_conn(s);
 				/* the state is read under the entry's lock
@@ -121,7 +122,7 @@ static bool early_drop(struct ct_thread *thr, uint64_t hash, uint16_t only_zone,
  *    back out there with a redirect, whatever its source (the kernel
  *    oracle confirmed a link-local self-echo this way);
  */
-static bool router_confirms(const struct ct_packet *pkt)
+static inline __attribute__((always_inline)) bool router_confirms(const struct ct_packet *pkt)
 {
 	const struct ct_tuple *t = &pkt->tuple;
 
@@ -162,7 +163,7 @@ static bool router_confirms(const struct ct_packet *pkt)
 }
 
 /* Is there room for one more entry in @ns (evicting if needed)? */
-static bool make_room(struct ct_thread *thr, struct ct_ns *ns,
+static inline __attribute__((always_inline)) bool make_room(struct ct_thread *thr, struct ct_ns *ns,
 		      const struct ct_settings *set, uint64_t hash, ct_time_ns now)
 {
 	struct ct_table *t = thr->t;
@@ -188,7 +189,7 @@ static bool make_room(struct ct_thread *thr, struct ct_ns *ns,
 	return true;
 }
 
-static struct ct_slab_mag *mag_for(struct ct_thread *thr, struct ct_ns *ns,
+static inline __attribute__((always_inline)) struct ct_slab_mag *mag_for(struct ct_thread *thr, struct ct_ns *ns,
 				   unsigned cls)
 {
 	struct ct_slab_mag *m = &thr->mags[cls];
@@ -208,13 +209,6 @@ static struct ct_slab_mag *mag_for(struct ct_thread *thr, struct ct_ns *ns,
 		m->zone = ns->id;
 	}
 	return m;
-}
-
-/* ct_track_mag (track.h): the record layer's imports allocate as a
- * creation does. */
-struct ct_slab_mag *ct_track_mag(struct ct_thread *thr, struct ct_ns *ns, unsigned cls)
-{
-	return mag_for(thr, ns, cls);
 }
 
 /*
@@ -376,4 +370,23 @@ bool ct_track_create(struct ct_thread *thr, struct ct_ns *ns, const struct ct_se
 		ct_thread_fold_count(thr);
 	ct_table_after_insert(t);
 	return false;
+}
+
+/* The helpers above for the two-step first packet (track/pending.c) and
+ * the record layer's imports (ct_track_mag), out of line so that the
+ * one-call path keeps its own inlined copies. */
+struct ct_slab_mag *ct_track_mag(struct ct_thread *thr, struct ct_ns *ns, unsigned cls)
+{
+	return mag_for(thr, ns, cls);
+}
+
+bool ct_track_router_confirms(const struct ct_packet *pkt)
+{
+	return router_confirms(pkt);
+}
+
+bool ct_track_make_room(struct ct_thread *thr, struct ct_ns *ns,
+			const struct ct_settings *set, uint64_t hash, ct_time_ns now)
+{
+	return make_room(thr, ns, set, hash, now);
 }

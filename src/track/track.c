@@ -23,6 +23,7 @@
 #include <netinet/in.h>
 #include <string.h>
 
+#include "ctrack/nat.h"
 #include "proto/icmp.h"
 #include "proto/udp.h"
 #include "table/due.h"
@@ -159,11 +160,12 @@ static inline __attribute__((always_inline)) uint32_t apply(struct ct_thread *th
 }
 
 static void related(struct ct_thread *thr, struct ct_ns *ns,
-		    const struct ct_packet *pkt, struct ct_verdict *v)
+		    const struct ct_packet *pkt, struct ct_verdict *v,
+		    struct ct_conn **seen)
 {
-	struct ct_tuple key, inv;
+	struct ct_tuple key, inv, reply;
 	struct ct_conn *c;
-	enum ct_dir inner_dir, err_dir;
+	enum ct_dir h, inner_dir, err_dir;
 	uint8_t reason = 0;
 
 	if (!ct_icmp_error_key(pkt, &key, &reason)) {
@@ -172,14 +174,19 @@ static void related(struct ct_thread *thr, struct ct_ns *ns,
 	}
 	if (!ct_tuple_invert(&key, &inv))
 		inv = key;
-	c = ct_table_find(thr, ct_hash_tuple(&thr->t->key, &key), &key, &inv,
-			  &inner_dir);
+	/* the kernel looks up the quoted tuple's inverse: found as an
+	 * entry's original or reply tuple (a NAT entry's reply tuple is not
+	 * its inverted original), in direction h; the quoted packet went
+	 * the other way */
+	c = ct_table_find(thr, ct_hash_tuple(&thr->t->key, &key), &inv, &key, &h);
 	if (!c || (ct_conn_status(c) & CT_ST_DYING)) {
 		set_invalid_or_error(thr, ns, v, pkt, CT_PR_ICMP_NO_MATCH);
 		return;
 	}
+	inner_dir = h == CT_DIR_ORIGINAL ? CT_DIR_REPLY : CT_DIR_ORIGINAL;
 	ct_conn_tuple(c, &key);
-	if (!ct_icmp_error_accept(pkt, &key, inner_dir, &err_dir, &reason)) {
+	ct_conn_reply_of(c, &key, &reply);
+	if (!ct_icmp_error_accept(pkt, &key, &reply, inner_dir, &err_dir, &reason)) {
 		set_invalid_or_error(thr, ns, v, pkt, reason);
 		return;
 	}
@@ -190,6 +197,8 @@ static void related(struct ct_thread *thr, struct ct_ns *ns,
 	v->l4state = c->l4state;
 	ct_conn_unlock(c);
 	CT_CTR_INC(thr, related);
+	if (seen)
+		*seen = c;
 }
 
 /*
@@ -204,7 +213,8 @@ static void related(struct ct_thread *thr, struct ct_ns *ns,
 static inline __attribute__((always_inline)) void
 process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 	    const struct pkt_key *k, ct_time_ns now,
-	    struct ct_verdict *v, struct burst_ctx *bc, struct pkt_key *single)
+	    struct ct_verdict *v, struct burst_ctx *bc, struct pkt_key *single,
+	    const bool pend)
 {
 	struct ct_table *t = thr->t;
 	const struct ct_proto *proto;
@@ -267,7 +277,7 @@ process_one(struct ct_thread *thr, const struct ct_packet *pkt,
 		}
 	}
 	if (!k->lookup) {
-		related(thr, ns, pkt, v);
+		related(thr, ns, pkt, v, pend ? &bc->seen : NULL);
 		return;
 	}
 	if (single && single->unhashed) {
@@ -286,7 +296,14 @@ lookup:
 	} else if (cand && ct_conn_key_equal(cand, k->tk.key)) {
 		c = cand;
 		dir = CT_DIR_ORIGINAL;
-	} else if (cand && ct_conn_key_is_reply(cand, k->tk.key, k->tk.inv)) {
+	} else if (cand && ct_conn_key_is_reply(cand, k->tk.key, k->tk.inv) &&
+		   !(cand->ext & CT_EXT_NAT)) {
+		c = cand;
+		dir = CT_DIR_REPLY;
+	} else if (cand && __builtin_expect(cand->ext & CT_EXT_NAT, 0) &&
+		   ct_conn_reply_equal(cand, k->tk.key)) {
+		/* a NAT entry's reply tuple (table/conn_key.h: its inverted
+		 * original is no key of it) */
 		c = cand;
 		dir = CT_DIR_REPLY;
 	} else if (k->absent && !repeats &&
@@ -371,6 +388,8 @@ lookup:
 			v->l4state = c->l4state;
 			v->flags |= CT_VF_DESTROYED;
 			CT_CTR_INC(thr, found);
+			if (pend)   /* the packet is still translated */
+				bc->seen = c;
 			if (done)
 				report_destroy(thr, &ci, CT_DESTROY_PROTOCOL, now);
 			return;
@@ -401,10 +420,17 @@ lookup:
 			ct_due_lowered(thr, c, now);
 		bc->conn = c;
 		bc->dir = dir;
+		if (pend)
+			bc->seen = c;
 		return;
 	}
 
 create:
+	if (pend) {
+		/* ct_classify: the insert waits for the caller's policy */
+		ct_pending_begin(thr, ns, set, proto, pkt, k, now, v);
+		return;
+	}
 	if (ct_track_create(thr, ns, set, proto, pkt, k, now, v, bc, &repeats))
 		goto lookup;
 }
@@ -604,9 +630,60 @@ int ct_process(struct ct_thread *thr, const struct ct_packet *pkt,
 	/* hashed in process_one, after the checks that may end the packet */
 	k.unhashed = make_key(thr->t, pkt, &k, NULL, KEY_DEFER_ALL);
 	ct_read_lock(thr);
-	process_one(thr, pkt, &k, now, v, &bc, &k);
+	process_one(thr, pkt, &k, now, v, &bc, &k, false);
 	end_call(thr, false);
 	ct_read_unlock(thr);
+	return 0;
+}
+
+/*
+ * ct_classify (ctrack/nat.h) - ct_process's path with the insert left to
+ * the caller: a third instance of process_one, whose pending branches the
+ * other two do not have (they are constant-folded away there).
+ */
+int ct_classify(struct ct_thread *thr, const struct ct_packet *pkt,
+		ct_time_ns now, struct ct_classified *out)
+{
+	struct pkt_key k;
+	struct burst_ctx bc = { 0 };
+	struct ct_conn *c;
+
+	if (!thr || !pkt || !out)
+		return -EINVAL;
+	if (thr->pend)
+		ct_pending_drop(thr, thr->pend);
+	memset(out, 0, sizeof(*out));
+	k.unhashed = make_key(thr->t, pkt, &k, NULL, KEY_DEFER_ALL);
+	ct_read_lock(thr);
+	process_one(thr, pkt, &k, now, &out->v, &bc, &k, true);
+	c = bc.seen;
+	if (out->v.flags & CT_VF_PENDING) {
+		out->cls = CT_CLASS_PENDING;
+		out->pending = thr->pend;
+		out->binding = *ct_pending_binding(thr->pend);
+	} else if (c) {
+		out->cls = out->v.cls == CT_V_RELATED ? CT_CLASS_RELATED : CT_CLASS_TRACKED;
+		/* the tuples and the NAT bits are fixed once the entry is
+		 * published: no lock */
+		if (c->ext & CT_EXT_NAT) {
+			uint32_t st = ct_conn_status(c);
+
+			out->nat = true;
+			ct_conn_tuple(c, &out->binding.orig);
+			ct_conn_reply_of(c, &out->binding.orig, &out->binding.reply);
+			out->binding.status = (st & CT_ST_SRC_NAT ? CT_NAT_S_SRC : 0) |
+					      (st & CT_ST_DST_NAT ? CT_NAT_S_DST : 0) |
+					      (st & CT_ST_SRC_NAT_DONE ? CT_NAT_S_SRC_DONE : 0) |
+					      (st & CT_ST_DST_NAT_DONE ? CT_NAT_S_DST_DONE : 0) |
+					      (st & CT_ST_NAT_CLASH ? CT_NAT_S_CLASH : 0);
+		}
+	} else {
+		out->cls = CT_CLASS_OTHER;
+	}
+	end_call(thr, false);
+	ct_read_unlock(thr);
+	if (out->v.cls == CT_V_DROP && out->v.reason == CT_PR_NO_MEMORY && !thr->pend)
+		return -ENOMEM;
 	return 0;
 }
 
@@ -741,7 +818,7 @@ burst(struct ct_thread *thr, const struct ct_packet *const *pkts, unsigned n,
 	 * entry after the first under one hold of its lock */
 	for (unsigned i = 0; i < n;) {
 		process_one(thr, pkts[i], &keys[i], per_pkt ? pkts[i]->ts : now,
-			    &v[i], &bc, NULL);
+			    &v[i], &bc, NULL, false);
 		i++;
 		if (bc.conn && i < n && keys[i].same)
 			i += process_run(thr, pkts + i, keys + i, n - i, now,

@@ -74,6 +74,10 @@ struct burst_ctx {
 	struct ct_conn *conn;
 	enum ct_dir dir;
 	uint64_t ins_rows[4];
+	/* ct_classify only (the two-step first packet): the entry the
+	 * packet belonged to (ESTABLISHED, ended by it, or quoted by an
+	 * ICMP error), whose binding it needs */
+	struct ct_conn *seen;
 };
 
 static __attribute__((noinline, unused)) void
@@ -188,5 +192,21 @@ bool ct_track_create(struct ct_thread *thr, struct ct_ns *ns, const struct ct_se
  * creation (src/record/'s import); the owner of @thr, read side held.
  */
 struct ct_slab_mag *ct_track_mag(struct ct_thread *thr, struct ct_ns *ns, unsigned cls);
+
+/* create.c's helpers, for the two-step first packet (pending.c). */
+bool ct_track_router_confirms(const struct ct_packet *pkt);
+bool ct_track_make_room(struct ct_thread *thr, struct ct_ns *ns,
+			const struct ct_settings *set, uint64_t hash, ct_time_ns now);
+
+/*
+ * ct_pending_begin - a lookup missed in ct_classify: the entry made from
+ * @pkt in the thread's pending scratch, initialised by its tracker, room
+ * made for it (pending.c) - everything ct_track_create does before the
+ * insert, which waits for ct_pending_confirm.  The verdict says what
+ * happened: NEW with CT_VF_PENDING when there is a pending entry.
+ */
+void ct_pending_begin(struct ct_thread *thr, struct ct_ns *ns, const struct ct_settings *set,
+		      const struct ct_proto *proto, const struct ct_packet *pkt,
+		      const struct pkt_key *k, ct_time_ns now, struct ct_verdict *v);
 
 #endif /* CT_TRACK_H */

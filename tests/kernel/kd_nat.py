@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""kd_nat: the kernel's nf_nat as the oracle of ctrack's NAT (issue 24, phase 1).
+"""kd_nat: the kernel's nf_nat as the oracle of ctrack's NAT (issue 24).
 
 Real traffic from the client and server namespaces' own stacks crosses the
 router namespace, whose nftables nat chains translate it (snat to one address
@@ -37,10 +37,30 @@ Checked, each a TAP line:
     range, an address of a range.  Where the kernel draws a random number (a clash's
     new port, `random`, `fully-random`) only properties are checked: in the
     range, unique among the live connections, and consistent with the
-    replies the capture holds (the egress checks above).
+    replies the capture holds (the egress checks above);
+  - ctrack read --nat-file (the scenario's rules) --write-translated on the
+    ingress capture, as a user would run it (phase 2: the two-step first
+    packet, the table's second slots and source index):
+      * its table is the kernel's - reply tuples, states, flags, counters,
+        timeouts - for >= 99.5% of the kernel's entries, with no entry the
+        kernel does not have, and each connection's events are the
+        kernel's (kd_compare, as kdiff compares without NAT).  Where the
+        kernel drew a random number, --nat-random-replay bindings.txt has
+        ctrack draw the one that leads to the kernel's port (the class, the
+        probes and what is free are still ctrack's); without it the
+        replies in the capture would not be the connection's;
+      * every frame the router forwarded is one ctrack wrote, byte for byte
+        from the IP header on (TTL / hop limit and checksums included),
+        and ctrack wrote nothing the router did not send;
+      * without the replay, every connection for which the kernel drew a
+        random number got a port in the rule's range (or the kernel's port
+        class), unique among the connections to that peer from that NAT
+        address, and otherwise the kernel's tuples - the properties, since
+        the numbers differ.
 
   kd_nat.py --ctcap CTCAP --nat-xlate NAT_XLATE_REPLAY --nat-probe NAT_PROBE
-            --nat-replay NAT_CHOICE_REPLAY [--scenario NAME]... [--out DIR] [--list]
+            --nat-replay NAT_CHOICE_REPLAY --ctrack CTRACK
+            [--scenario NAME]... [--out DIR] [--list]
 Exit status 77 (SKIP) when the kernel side cannot run here (not root, no
 network namespaces, nft, conntrack or tcpdump); 1 when a check failed.
 """
@@ -60,6 +80,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import kd_compare  # noqa: E402
 import kd_ctline  # noqa: E402
 import kd_netns  # noqa: E402
 import kd_pcap  # noqa: E402
@@ -937,6 +958,30 @@ def check_replay(res, replay, sc):
     return bad, lines[-1:]
 
 
+def random_connections(res, replay, sc):
+    """(l3, l4, orig tuple) of the connections for which nat_choice_replay draws a
+    random number (the kernel drew one for them too): its output has a line per
+    NEW line of events-replay.txt (check_replay writes both files)."""
+    rpath = os.path.join(res.dir, "ctrack-rules.nat")
+    epath = os.path.join(res.dir, "events-replay.txt")
+    if not (os.path.exists(rpath) and os.path.exists(epath)):
+        return []
+    p = subprocess.run([replay, rpath, epath], capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        return []
+    verdicts = [l.split()[0] for l in p.stdout.splitlines()
+                if l.split()[:1] in (["same"], ["random"], ["differ"])]
+    with open(epath) as f:
+        news = [l.split() for l in f if l.startswith("NEW ")]
+    by_key = {(b.l3, b.l4, b.osrc, b.odst, b.osport, b.odport): b for b in res.bindings}
+    out = []
+    for v, w in zip(verdicts, news):
+        b = by_key.get((int(w[1]), int(w[2]), w[3], w[4], int(w[5]), int(w[6])))
+        if v == "random" and b is not None:
+            out.append((b.l3, b.l4, b.orig))
+    return out
+
+
 def check_choices(res, probe, sc):
     """ctrack's deterministic choices against the kernel's: range addresses
     (jhash2), first ports, kept ports, reused mappings."""
@@ -1025,6 +1070,143 @@ def check_choices(res, probe, sc):
 
 # -- TAP -------------------------------------------------------------------------------
 
+# -- ctrack read --nat on the ingress (phase 2) ------------------------------------
+
+# >= this share of the kernel's entries must be exact, and of its connections'
+# event sequences (the issue's figure)
+NAT_TABLE_EXACT = 0.995
+
+
+def run_ctrack_nat(res, ctrack, sc, replay, tag):
+    """`ctrack read --nat-file` on the ingress, as kdiff runs it (--router, the
+    router's sysctls), with --write-translated; returns (table, events,
+    written path, error)."""
+    rules = os.path.join(res.dir, "ctrack-rules.nat")
+    with open(rules, "w") as f:
+        f.write("".join(r + "\n" for r in sc["ct_rules"]))
+    written = os.path.join(res.dir, "ctrack-written-%s.pcap" % tag)
+    cmd = [ctrack, "read", "--no-progress", "--format", "extended", "--events", "--router",
+           "--sysctl-file", res.sysctls, "--nat-file", rules, "--write-translated", written]
+    if replay:
+        bpath = os.path.join(res.dir, "bindings.txt")
+        write_bindings(bpath, res.bindings)
+        cmd += ["--nat-random-replay", bpath]
+    cmd.append(res.capture)
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return [], [], None, "ctrack could not run: %r" % e
+    with open(os.path.join(res.dir, "ctrack-nat-%s.txt" % tag), "w") as f:
+        f.write(p.stdout)
+    if p.returncode != 0:
+        return [], [], None, "ctrack exit %d: %s" % (p.returncode, p.stderr.strip()[-400:])
+    recs, _ = kd_ctline.parse_lines(p.stdout)
+    return ([r for r in recs if r["event"] is None], [r for r in recs if r["event"] is not None],
+            written, None)
+
+
+def check_nat_table(res, table, events):
+    d = kd_compare.compare(res, table, events)
+    n = d.kernel_entries
+    good = n > 0 and d.exact >= NAT_TABLE_EXACT * n and d.extra == 0 and \
+        d.event_matches >= NAT_TABLE_EXACT * d.event_conns
+    return good, [d.figures()] + ([d.kinds_text()] if d.kinds else []) + d.lines[:8]
+
+
+def router_origin(info):
+    """A frame the router made itself (MLD reports, its own neighbour
+    discovery): never a packet it forwarded."""
+    return info.v == 6 and info.src.is_link_local and info.dst.is_multicast
+
+
+def check_nat_frames(res, written):
+    import collections
+    got = collections.Counter()
+    for pk in kd_pcap.read_capture(written):
+        _, ip = kd_pcap.l3_of(pk)
+        if ip is not None:
+            got[bytes(ip)] += 1
+    wrote = sum(got.values())
+    missing, fwd = [], 0
+    for ts, ip, _ in res.egress:
+        body = bytes(ip[:ip_len(ip)])
+        info = kd_pcap.parse_ip(body)
+        if info.ok and router_origin(info):
+            continue
+        fwd += 1
+        if got[body] > 0:
+            got[body] -= 1
+        else:
+            missing.append("%.6f %s -> %s proto %s: forwarded, not written by ctrack "
+                           "(%s...)" % (ts, info.src, info.dst, info.proto, body[:28].hex()))
+    extra = []
+    for body, k in got.items():
+        if k > 0:
+            info = kd_pcap.parse_ip(body)
+            extra.append("written %d time(s), never sent by the router: %s -> %s proto %s"
+                         % (k, info.src, info.dst, info.proto))
+    return (fwd > 0 and not missing and not extra,
+            missing[:8] + extra[:8] + ["%d forwarded frames, %d written, %d missing, %d extra"
+                                       % (fwd, wrote, len(missing), len(extra))])
+
+
+def _rule_ports(sc, l4):
+    """The port range of the scenario's snat rule for protocol @l4, if any."""
+    import re
+    for r in sc["ct_rules"]:
+        if "snat" not in r:
+            continue
+        if ("tcp" in r.split() and l4 != 6) or ("udp" in r.split() and l4 != 17):
+            continue
+        m = re.search(r":(\d+)-(\d+)", r.split("snat", 1)[1])
+        if m:
+            return int(m.group(1)), int(m.group(2))
+    return None
+
+
+def check_random_properties(res, table, sc, random_origs):
+    """The connections for which the kernel drew a random number, as ctrack
+    bound them with numbers of its own."""
+    if not random_origs:
+        return True, ["no connection of this scenario draws a random number"]
+    by_orig = {}
+    for c in table:
+        by_orig.setdefault((c["l3num"], c["protonum"], c["orig"]), c)
+    kernel = {(b.l3, b.l4, b.orig): b for b in res.bindings}
+    bad, seen, n = [], {}, 0
+    for k in random_origs:
+        b = kernel.get(k)
+        c = by_orig.get(k)
+        if b is None or c is None:
+            if c is None and b is not None and b.refused:
+                continue
+            bad.append("no ctrack entry for %s" % (k,))
+            continue
+        n += 1
+        rp = dict(c["reply"])
+        sport, dport = _ports(c["reply"], b.l4)
+        nat_port = sport if b.l4 in (1, 58) else dport
+        if rp["src"] != b.rsrc or rp["dst"] != b.rdst:
+            bad.append("addresses not the kernel's: %s vs %s" % (c["line"], b))
+        if b.l4 not in (1, 58) and sport != b.rsport:
+            bad.append("peer port not the kernel's: %s" % c["line"])
+        rng = _rule_ports(sc, b.l4)
+        if rng is None:
+            lo, hi = (1, 511) if b.osport < 512 else (600, 1023) if b.osport < 1024 \
+                else (1024, 65535)
+        else:
+            lo, hi = rng
+        if not lo <= nat_port <= hi:
+            bad.append("port %d outside %d-%d: %s" % (nat_port, lo, hi, c["line"]))
+        key = (b.l4, rp["dst"], rp["src"], sport if b.l4 not in (1, 58) else 0, nat_port)
+        if key in seen:
+            bad.append("port %d given twice toward one peer: %s and %s"
+                       % (nat_port, seen[key], c["line"]))
+        seen[key] = c["line"]
+    return not bad, bad[:8] + ["%d connections with random numbers of ctrack's own: in "
+                               "range, unique, the kernel's otherwise" % n]
+
+
 class Tap:
     def __init__(self):
         self.lines, self.failed = [], 0
@@ -1057,6 +1239,7 @@ def main(argv):
     ap.add_argument("--nat-xlate", help="nat_xlate_replay")
     ap.add_argument("--nat-probe", help="tests/nat/nat_probe")
     ap.add_argument("--nat-replay", help="nat_choice_replay")
+    ap.add_argument("--ctrack", help="the ctrack tool (ctrack read --nat)")
     ap.add_argument("--scenario", action="append")
     ap.add_argument("--out")
     ap.add_argument("--list", action="store_true")
@@ -1072,7 +1255,7 @@ def main(argv):
     items = [s for s in SCENARIOS if not args.scenario or s["name"] in args.scenario]
     out = args.out or tempfile.mkdtemp(prefix="ctrack-kdnat-")
     print("TAP version 13")
-    print("1..%d" % (len(items) * 6))
+    print("1..%d" % (len(items) * 9))
     print("# recordings in %s" % out)
     tap = Tap()
     t_start = time.time()
@@ -1113,6 +1296,20 @@ def main(argv):
             probs, notes = check_replay(res, args.nat_replay, sc)
             tap.result(not probs, "%s: ctrack's rules and tuple choice give the kernel's reply "
                        "tuples wherever no random number is drawn" % name, probs[:10] + notes)
+            # phase 2: ctrack read --nat, as a user runs it
+            table, events, written, err = run_ctrack_nat(res, args.ctrack, sc, True, "replay")
+            ok, notes = (False, [err]) if err else check_nat_table(res, table, events)
+            tap.result(ok, "%s: ctrack read --nat reproduces the kernel's table (>= %.1f%% "
+                       "exact, reply tuples included, no extra entry) and its events"
+                       % (name, 100 * NAT_TABLE_EXACT), notes)
+            ok, notes = (False, [err]) if err else check_nat_frames(res, written)
+            tap.result(ok, "%s: ctrack read --write-translated writes every frame the router "
+                       "forwarded, byte for byte, and nothing else" % name, notes)
+            table, events, written, err = run_ctrack_nat(res, args.ctrack, sc, False, "own")
+            rnd = random_connections(res, args.nat_replay, sc)
+            ok, notes = (False, [err]) if err else check_random_properties(res, table, sc, rnd)
+            tap.result(ok, "%s: where the kernel drew random numbers, ctrack's own give ports "
+                       "in range and unique" % name, notes)
             print("# %s took %.1f s" % (name, time.time() - t0))
     except KeyboardInterrupt:
         kd_netns.remove_stale()

@@ -941,6 +941,34 @@ static void test_port_map_skips_an_occupant_it_was_not_told_about(void **state)
 	ct_nat_portmap_destroy(pm);
 }
 
+/* A key's held ports outside the class searched do not fill it: with
+ * 5003 held, a single-port range 5007 is free (the map once counted the
+ * key's ports against the class size and called it full). */
+static void test_port_map_ports_outside_the_class_do_not_fill_it(void **state)
+{
+	struct ct_nat_portmap *pm = ct_nat_portmap_create(0);
+	struct ct_tuple o = tup4(17, "192.168.1.2", 40000, "198.51.100.1", 53);
+	struct ct_nat_range r = range4(CT_NAT_RANGE_MAP_IPS | CT_NAT_RANGE_PROTO_SPECIFIED,
+				       "203.0.113.1", "203.0.113.1", 5007, 5007);
+	struct ct_nat_binding b = mkbind(&o), held;
+	struct ct_nat_env env;
+	struct mock m;
+
+	(void)state;
+	assert_non_null(pm);
+	held = mkbind(&o);
+	held.orig.sport = 1;
+	held.reply = snat_reply(&held.orig, "203.0.113.1", 5003);
+	assert_int_equal(ct_nat_portmap_acquire(pm, &held, CT_NAT_MANIP_SRC), 0);
+	env_for(&env, &m, NULL);
+	env.portmap = pm;
+	m.taken[m.ntaken++] = held.reply;
+	m.rnd[m.nrnd++] = 0;
+	assert_int_equal(ct_nat_setup(&env, &b, &r, CT_NAT_MANIP_SRC, NULL), CT_NAT_BOUND);
+	assert_int_equal(b.reply.dport, 5007);
+	ct_nat_portmap_destroy(pm);
+}
+
 /* with nothing in the map the first candidate is the kernel's first */
 static void test_port_map_first_candidate_is_the_kernels(void **state)
 {
@@ -1072,6 +1100,7 @@ int main(void)
 		cmocka_unit_test(test_port_map_finds_every_free_port_at_99_percent),
 		cmocka_unit_test(test_port_map_skips_an_occupant_it_was_not_told_about),
 		cmocka_unit_test(test_port_map_first_candidate_is_the_kernels),
+		cmocka_unit_test(test_port_map_ports_outside_the_class_do_not_fill_it),
 		cmocka_unit_test(test_port_map_array_and_bitmap_agree),
 	};
 

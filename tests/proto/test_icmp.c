@@ -27,6 +27,18 @@
 #define R 0x0a0000feu   /* a router on the path */
 #define X 0x0a000063u   /* an unrelated host */
 
+
+/* The reply tuple of an entry without NAT: the inverted original (a
+ * static copy, for one call). */
+static const struct ct_tuple *inv_of(const struct ct_tuple *t)
+{
+	static struct ct_tuple r;
+
+	if (!ct_tuple_invert(t, &r))
+		r = *t;
+	return &r;
+}
+
 static struct ct_settings set;
 
 static int setup(void **state)
@@ -435,14 +447,14 @@ static void test_error_toward_original_sender_is_related_reply(void **state)
 	orig = ts_tuple4(IPPROTO_UDP, A, B, 40000, 53);
 	error_packet4(&pkt, R, A, 11, &orig);
 	assert_true(ct_icmp_error_key(&pkt, &key, &reason));
-	assert_true(ct_icmp_error_accept(&pkt, &orig, CT_DIR_ORIGINAL, &dir,
+	assert_true(ct_icmp_error_accept(&pkt, &orig, inv_of(&orig), CT_DIR_ORIGINAL, &dir,
 					 &reason));
 	assert_int_equal(dir, CT_DIR_REPLY);
 
 	/* the destination itself may send it (port unreachable from B) */
 	error_packet4(&pkt, B, A, 3, &orig);
 	dir = CT_DIR_ORIGINAL;
-	assert_true(ct_icmp_error_accept(&pkt, &orig, CT_DIR_ORIGINAL, &dir,
+	assert_true(ct_icmp_error_accept(&pkt, &orig, inv_of(&orig), CT_DIR_ORIGINAL, &dir,
 					 &reason));
 	assert_int_equal(dir, CT_DIR_REPLY);
 }
@@ -460,7 +472,7 @@ static void test_error_toward_responder_is_related_original(void **state)
 	orig = ts_tuple4(IPPROTO_UDP, A, B, 40000, 53);
 	quoted = ts_reverse(&orig);
 	error_packet4(&pkt, R, B, 3, &quoted);
-	assert_true(ct_icmp_error_accept(&pkt, &orig, CT_DIR_REPLY, &dir,
+	assert_true(ct_icmp_error_accept(&pkt, &orig, inv_of(&orig), CT_DIR_REPLY, &dir,
 					 &reason));
 	assert_int_equal(dir, CT_DIR_ORIGINAL);
 }
@@ -479,13 +491,13 @@ static void test_error_to_wrong_outer_destination_is_refused(void **state)
 	orig = ts_tuple4(IPPROTO_UDP, A, B, 40000, 53);
 	quoted = ts_reverse(&orig);
 	error_packet4(&pkt, B, X, 3, &quoted);
-	assert_false(ct_icmp_error_accept(&pkt, &orig, CT_DIR_REPLY, &dir,
+	assert_false(ct_icmp_error_accept(&pkt, &orig, inv_of(&orig), CT_DIR_REPLY, &dir,
 					  &reason));
 	assert_int_equal(reason, CT_PR_ICMP_NO_MATCH);
 
 	reason = 0;
 	error_packet4(&pkt, R, B, 3, &orig);
-	assert_false(ct_icmp_error_accept(&pkt, &orig, CT_DIR_ORIGINAL, &dir,
+	assert_false(ct_icmp_error_accept(&pkt, &orig, inv_of(&orig), CT_DIR_ORIGINAL, &dir,
 					  &reason));
 	assert_int_equal(reason, CT_PR_ICMP_NO_MATCH);
 }
@@ -508,12 +520,42 @@ static void test_icmpv6_error_outer_address_check(void **state)
 	pkt.u.icmp.inner = orig;
 	assert_true(ct_icmp_is_error(&pkt));
 	assert_true(ct_icmp_error_key(&pkt, &key, &reason));
-	assert_true(ct_icmp_error_accept(&pkt, &orig, CT_DIR_ORIGINAL, &dir,
+	assert_true(ct_icmp_error_accept(&pkt, &orig, inv_of(&orig), CT_DIR_ORIGINAL, &dir,
 					 &reason));
 	assert_int_equal(dir, CT_DIR_REPLY);
 
 	pkt.tuple.dst.ip6[0] ^= 0x80;  /* same last byte, other prefix */
-	assert_false(ct_icmp_error_accept(&pkt, &orig, CT_DIR_ORIGINAL, &dir,
+	assert_false(ct_icmp_error_accept(&pkt, &orig, inv_of(&orig), CT_DIR_ORIGINAL, &dir,
+					  &reason));
+	assert_int_equal(reason, CT_PR_ICMP_NO_MATCH);
+}
+
+/*
+ * Source NAT: the entry A:40000 -> B:53 is B:53 -> N:1025 in reply, and
+ * an error about the translated packet (quoted N -> B) travels to N, the
+ * NAT address - the destination of the reply tuple in the kernel's
+ * direction (REPLY: the key, the quoted tuple inverted, is the reply
+ * tuple).  Without the reply tuple the rule would want A, the original
+ * source, and refuse it; an error to A itself is the one refused now.
+ */
+#define N 0x0a0001feu   /* the NAT address */
+static void test_error_about_a_source_nated_packet_goes_to_the_nat_address(void **state)
+{
+	struct ct_tuple orig, reply, quoted;
+	struct ct_packet pkt;
+	enum ct_dir dir = CT_DIR_ORIGINAL;
+	uint8_t reason = 0;
+	(void)state;
+
+	orig = ts_tuple4(IPPROTO_UDP, A, B, 40000, 53);
+	reply = ts_tuple4(IPPROTO_UDP, B, N, 53, 1025);
+	assert_true(ct_tuple_invert(&reply, &quoted));   /* N:1025 -> B:53 */
+	error_packet4(&pkt, B, N, 3, &quoted);
+	assert_true(ct_icmp_error_accept(&pkt, &orig, &reply, CT_DIR_ORIGINAL, &dir,
+					 &reason));
+	assert_int_equal(dir, CT_DIR_REPLY);
+	error_packet4(&pkt, B, A, 3, &quoted);
+	assert_false(ct_icmp_error_accept(&pkt, &orig, &reply, CT_DIR_ORIGINAL, &dir,
 					  &reason));
 	assert_int_equal(reason, CT_PR_ICMP_NO_MATCH);
 }
@@ -531,7 +573,7 @@ static void test_error_quoting_echo_request(void **state)
 	error_packet4(&pkt, R, A, 3, &req);
 	assert_true(ct_icmp_error_key(&pkt, &key, &reason));
 	assert_memory_equal(&key, &req, sizeof(key));
-	assert_true(ct_icmp_error_accept(&pkt, &req, CT_DIR_ORIGINAL, &dir,
+	assert_true(ct_icmp_error_accept(&pkt, &req, inv_of(&req), CT_DIR_ORIGINAL, &dir,
 					 &reason));
 	assert_int_equal(dir, CT_DIR_REPLY);
 }
@@ -573,6 +615,7 @@ int main(void)
 		cmocka_unit_test(test_error_to_wrong_outer_destination_is_refused),
 		cmocka_unit_test(test_icmpv6_error_outer_address_check),
 		cmocka_unit_test(test_error_quoting_echo_request),
+		cmocka_unit_test(test_error_about_a_source_nated_packet_goes_to_the_nat_address),
 		cmocka_unit_test(test_icmp_trackers_are_stateless),
 	};
 

@@ -89,13 +89,27 @@ static void audit_entries(struct ct_thread *self, struct ts_audit *a, const stru
 		    !(ci->l4state > 0 && ci->l4state < p->n_states &&
 		      ct_l4_state_name(ci->orig.l4, ci->l4state) != NULL && ci->state_name != NULL))
 			broken(a, "%s entry in illegal state %u", p->name, ci->l4state);
-		if (ct_tuple_invert(&ci->orig, &inv) && !ct_tuple_equal(&inv, &ci->reply))
-			broken(a, "reply is not the inverted original");
-		if (ct_table_lookup(self, &ci->orig, &back, &dir) != 1 || back.id != ci->id)
+		/* the reply tuple is the inverted original unless a NAT
+		 * binding changed it, and then the status says which side */
+		if (ct_tuple_invert(&ci->orig, &inv) && !ct_tuple_equal(&inv, &ci->reply) &&
+		    !(ci->status & CT_ST_NAT_MASK))
+			broken(a, "reply is not the inverted original, and no NAT");
+		if ((ci->status & CT_ST_NAT_MASK) && ct_tuple_equal(&inv, &ci->reply))
+			broken(a, "a NAT status, but the reply is the inverted original");
+		if (ci->reply.zone != ci->orig.zone || ci->reply.l3 != ci->orig.l3 ||
+		    ci->reply.l4 != ci->orig.l4)
+			broken(a, "reply of another zone or protocol");
+		/* an IPS_NAT_CLASH entry is in the table under its reply only:
+		 * its original tuple finds the entry that won */
+		if (!(ci->status & CT_ST_NAT_CLASH) &&
+		    (ct_table_lookup(self, &ci->orig, &back, &dir) != 1 || back.id != ci->id ||
+		     dir != CT_DIR_ORIGINAL))
 			broken(a, "entry not found from its original tuple");
-		if (ct_table_lookup(self, &ci->reply, &back, &dir) != 1 || back.id != ci->id)
+		if (ct_table_lookup(self, &ci->reply, &back, &dir) != 1 || back.id != ci->id ||
+		    dir != CT_DIR_REPLY)
 			broken(a, "entry not found from its reply tuple");
-		keys[nk++] = ci->orig;
+		if (!(ci->status & CT_ST_NAT_CLASH))
+			keys[nk++] = ci->orig;
 		if (!ct_tuple_equal(&ci->orig, &ci->reply))
 			keys[nk++] = ci->reply;
 	}
@@ -116,10 +130,21 @@ static void audit_counts(struct ct_thread *self, struct ts_audit *a, const struc
 	if (ct_table_count(t) != n)
 		broken(a, "count %llu but %llu entries reachable",
 		       (unsigned long long)ct_table_count(t), (unsigned long long)n);
+	/* a slot per entry, and a second one for an entry whose reply
+	 * tuple a NAT binding changed (but IPS_NAT_CLASH's, which is in the
+	 * table under its reply tuple only) */
 	used = slots_used(t);
-	if (used != n)
-		broken(a, "%llu slots occupied but %llu entries reachable",
-		       (unsigned long long)used, (unsigned long long)n);
+	{
+		uint64_t want = 0;
+
+		for (size_t i = 0; i < d->n; i++)
+			want += (d->v[i].status & CT_ST_NAT_MASK) &&
+				!(d->v[i].status & CT_ST_NAT_CLASH) ? 2 : 1;
+		if (used != want)
+			broken(a, "%llu slots occupied but %llu entries reachable want %llu",
+			       (unsigned long long)used, (unsigned long long)n,
+			       (unsigned long long)want);
+	}
 	ct_table_get_stats(t, &st);
 	if (st.count != n)
 		broken(a, "statistics count %llu but %llu entries reachable",

@@ -386,6 +386,142 @@ static void test_icmp_reply_is_found_through_its_inverse(void **state)
 	}
 }
 
+/*
+ * The NAT extension (base/conn.h, struct ct_ext_nat): an entry whose
+ * binding changed a tuple keeps its reply tuple there - 24 bytes for
+ * IPv4, 48 for IPv6 (the reply's other 24 address bytes after the key's
+ * tail) - and one without keeps today's size.  The sizes are derived from
+ * the layout: the extension's four fields (8 bytes of addresses, 4 of
+ * ports, 4 of reply hash, an 8-byte link) and the 24 IPv6 address bytes
+ * a key also keeps out of its core.
+ */
+static void test_nat_extension_adds_24_bytes_ipv4_48_ipv6_and_nothing_without(void **state)
+{
+	(void)state;
+	for (unsigned ext = 0; ext < CT_EXT_NAT; ext++)
+		for (size_t i = 0; i < sizeof(protos); i++) {
+			uint8_t priv = ct_proto_find(protos[i])->priv_size;
+
+			assert_int_equal(ct_conn_obj_size(CT_L3_IPV4, priv, ext | CT_EXT_NAT),
+					 ct_conn_obj_size(CT_L3_IPV4, priv, ext) + 8 + 4 + 4 + 8);
+			assert_int_equal(ct_conn_obj_size(CT_L3_IPV6, priv, ext | CT_EXT_NAT),
+					 ct_conn_obj_size(CT_L3_IPV6, priv, ext) + 8 + 4 + 4 + 8 + 24);
+			assert_true(ct_conn_class(ct_conn_obj_size(CT_L3_IPV6, priv,
+								   ext | CT_EXT_NAT)) <
+				    (unsigned)CT_N_CLASSES);
+		}
+	/* TCP/IPv4 source NAT: 40 + 56 + 24, DESIGN.md's 128 with its
+	 * second slot (8 bytes of a row) */
+	assert_int_equal(ct_conn_obj_size(CT_L3_IPV4, CT_TCP_PRIV_SIZE, CT_EXT_NAT), 120);
+}
+
+/* A reply tuple of @t's connection changed by NAT: random endpoints of
+ * its family, its zone and protocols. */
+static struct ct_tuple nat_reply_of(const struct ct_tuple *t)
+{
+	struct ct_tuple r = rand_tuple(t->l3, t->l4, t->zone);
+
+	return r;
+}
+
+static void test_nat_reply_round_trips_beside_the_key_and_extensions(void **state)
+{
+	(void)state;
+	for (int fam = 0; fam < 2; fam++)
+		for (unsigned ext = 0; ext < CT_EXT_NAT; ext++)
+			for (size_t i = 0; i < sizeof(protos); i++)
+				for (int n = 0; n < 20; n++) {
+					uint8_t l3 = fam ? CT_L3_IPV6 : CT_L3_IPV4;
+					struct ct_tuple t = rand_tuple(l3, protos[i], zones[n % 4]);
+					struct ct_tuple r = nat_reply_of(&t), back;
+					struct obj o = entry_for(&t, ext | CT_EXT_NAT);
+					const uint8_t *b = (const uint8_t *)o.c;
+					size_t nat_off = ct_conn_ext_off(o.c, CT_EXT_NAT);
+
+					ct_conn_set_reply(o.c, &r, 0x12345678u);
+					memset(&back, 0x5a, sizeof(back));
+					ct_conn_reply(o.c, &back);
+					assert_memory_equal(&back, &r, sizeof(r));
+					ct_conn_tuple(o.c, &back);
+					assert_memory_equal(&back, &t, sizeof(t));
+					assert_int_equal(ct_conn_nat(o.c)->rhash, 0x12345678u);
+					/* the private area and the other extensions
+					 * are not the reply's */
+					for (size_t k = sizeof(struct ct_conn); k < nat_off; k++)
+						assert_int_equal(b[k], FILL);
+					/* the object ends with the reply's tail */
+					assert_int_equal(nat_off + sizeof(struct ct_ext_nat) +
+							 2 * ct_conn_key_extra(l3), o.size);
+					free(o.c);
+				}
+}
+
+/*
+ * The kernel's rule for a lookup key K (nf_conntrack_find: the entry's
+ * two tuplehashes): ORIGINAL when K is the original tuple, REPLY when K
+ * is the reply tuple, nothing else - so a NAT entry is not found from
+ * its inverted original, nor from its inverted reply.  The reference is
+ * ct_tuple_equal on the full tuples; every candidate key is tried as the
+ * two slots of the entry would be asked.
+ */
+static void test_nat_entry_matches_its_original_and_its_reply_only(void **state)
+{
+	(void)state;
+	for (int fam = 0; fam < 2; fam++)
+		for (size_t i = 0; i < sizeof(protos); i++)
+			for (int n = 0; n < 50; n++) {
+				uint8_t l3 = fam ? CT_L3_IPV6 : CT_L3_IPV4;
+				struct ct_tuple t = rand_tuple(l3, protos[i], zones[n % 4]);
+				struct ct_tuple r, keys[5], inv;
+				struct obj nat, plain;
+				bool icmp = protos[i] == IPPROTO_ICMP || protos[i] == IPPROTO_ICMPV6;
+
+				if (icmp)  /* a query type, so that it inverts */
+					t.dport = (uint16_t)((protos[i] == IPPROTO_ICMP ? 8 : 128) << 8);
+				r = nat_reply_of(&t);
+				if (icmp)
+					r.dport = (uint16_t)((protos[i] == IPPROTO_ICMP ? 0 : 129) << 8);
+				nat = entry_for(&t, CT_EXT_NAT);
+				ct_conn_set_reply(nat.c, &r, 0);
+				plain = entry_for(&t, 0);
+				keys[0] = t;
+				keys[1] = r;
+				assert_true(ct_tuple_invert(&t, &keys[2]));
+				assert_true(ct_tuple_invert(&r, &keys[3]));
+				keys[4] = rand_tuple(l3, protos[i], t.zone);
+				for (int k = 0; k < 5; k++) {
+					const struct ct_tuple *pinv = NULL;
+					int want_nat = ct_tuple_equal(&keys[k], &t) ? CT_DIR_ORIGINAL
+						     : ct_tuple_equal(&keys[k], &r) ? CT_DIR_REPLY : -1;
+					int want_plain = ct_tuple_equal(&keys[k], &t) ? CT_DIR_ORIGINAL
+						       : ct_tuple_equal(&keys[k], &keys[2]) ? CT_DIR_REPLY : -1;
+
+					if (icmp) {
+						if (!ct_tuple_invert(&keys[k], &inv))
+							inv = keys[k];
+						pinv = &inv;
+					}
+					/* the primary slot finds the original, the
+					 * reply slot the reply */
+					assert_int_equal(ct_conn_matches(nat.c, &keys[k], pinv, false),
+							 want_nat == CT_DIR_ORIGINAL ? CT_DIR_ORIGINAL : -1);
+					assert_int_equal(ct_conn_matches(nat.c, &keys[k], pinv, true),
+							 want_nat == CT_DIR_REPLY ? CT_DIR_REPLY : -1);
+					/* an entry without NAT, as before */
+					assert_int_equal(ct_conn_matches(plain.c, &keys[k], pinv, false),
+							 want_plain);
+					/* the reply is K's inverse (an insert's check) */
+					assert_int_equal(ct_conn_reply_is_inverse(nat.c, &keys[k], pinv),
+							 icmp ? ct_tuple_equal(&r, &inv)
+							      : ct_tuple_equal_swapped(&r, &keys[k]));
+					assert_int_equal(ct_conn_reply_equal(nat.c, &keys[k]),
+							 ct_tuple_equal(&keys[k], &r));
+				}
+				free(nat.c);
+				free(plain.c);
+			}
+}
+
 /* Through the table: IPv6 and IPv4 UDP entries with accounting,
  * timestamps and labels, found from both directions, counted, labelled,
  * dumped: every tuple as it was given. */
@@ -480,6 +616,9 @@ static void test_public_entry_sizes_follow_the_family(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_nat_extension_adds_24_bytes_ipv4_48_ipv6_and_nothing_without),
+		cmocka_unit_test(test_nat_reply_round_trips_beside_the_key_and_extensions),
+		cmocka_unit_test(test_nat_entry_matches_its_original_and_its_reply_only),
 		cmocka_unit_test(test_ipv4_entry_is_24_bytes_smaller_and_ipv6_keeps_its_size),
 		cmocka_unit_test(test_ipv4_keys_round_trip_for_every_protocol_and_zone),
 		cmocka_unit_test(test_ipv6_keys_round_trip_after_any_extensions),

@@ -39,6 +39,7 @@
 #include "cli.h"
 #include "export/export.h"
 #include "format.h"
+#include "read_nat.h"
 #include "read_state.h"
 #include "sysctl_file.h"
 
@@ -70,6 +71,7 @@ struct read_state {
 	ct_time_ns min_timeout_ns;  /* the shortest timeout in rs->set */
 	struct ct_settings set;
 	struct fmt_opts fo;
+	struct read_nat nat;        /* --nat and friends (read_nat.h) */
 	/* IPFIX, metrics, report (tools/ctrack/export/): what they are fed */
 	struct ex_opts xo;
 	struct ex_sinks sinks;
@@ -114,6 +116,8 @@ static void on_event(const struct ct_event *ev, void *arg)
 {
 	struct read_state *rs = arg;
 
+	if (!read_nat_shows(&rs->nat, &ev->conn))
+		return;
 	if (rs->in_gc) {
 		if (rs->n_gc_ev == rs->cap_gc_ev) {
 			size_t cap = rs->cap_gc_ev ? rs->cap_gc_ev * 2 : 256;
@@ -170,6 +174,12 @@ static void run_gc(struct read_state *rs, ct_time_ns now)
 		}
 		rs->n_gc_ev = 0;
 	}
+}
+
+static void nat_warning(void *arg, const char *line)
+{
+	(void)arg;
+	fprintf(stderr, "ctrack read: warning: %s\n", line);
 }
 
 static int ensure_zone(struct read_state *rs, uint16_t zone)
@@ -237,6 +247,17 @@ static void track(struct read_state *rs, struct ct_packet *pkt)
 
 	collect_if_due(rs);
 	ct_process(rs->thr, pkt, rs->now, &v);
+	note_next_due(rs);
+}
+
+/* One packet through the NAT (read_nat.c), at its own time, not in a
+ * burst: its first packet is bound and confirmed before the next one is
+ * looked at. */
+static void track_nat(struct read_state *rs, struct ct_packet *pkt, const uint8_t *frame,
+		      uint32_t caplen, int32_t iif)
+{
+	collect_if_due(rs);
+	read_nat_track(&rs->nat, rs->thr, pkt, frame, caplen, rs->now, iif);
 	note_next_due(rs);
 }
 
@@ -316,6 +337,34 @@ static void read_file(struct read_state *rs, const char *file)
 			pkt.tuple.zone = (uint16_t)cp.ifindex;
 		if (pkt.tuple.zone && ensure_zone(rs, pkt.tuple.zone) < 0)
 			pkt.tuple.zone = 0;
+		if (rs->nat.on) {
+			if (kind == CT_PKT_FRAGMENT) {
+				struct ct_packet whole;
+				struct ct_classified cl;
+				uint16_t zone = pkt.tuple.zone;
+
+				if (ct_defrag_feed(rs->defrag, &pkt, rs->now, &whole) == 1) {
+					whole.tuple.zone = zone;
+					whole.ifindex = pkt.ifindex;
+					if (whole.l3 && whole.l3 != pkt.l3)
+						track_nat(rs, &whole, whole.l3, whole.l3_len,
+							  (int32_t)cp.ifindex);
+					else
+						track_nat(rs, &whole, cp.data, cp.caplen,
+							  (int32_t)cp.ifindex);
+				} else {
+					/* held for reassembly, as the kernel
+					 * holds it: counted, not sent on */
+					collect_if_due(rs);
+					ct_classify(rs->thr, &pkt, rs->now, &cl);
+				}
+			} else {
+				track_nat(rs, &pkt, cp.data, cp.caplen, (int32_t)cp.ifindex);
+			}
+			if (show && (rs->frames & 4095) == 0)
+				progress(rs, file, src, false);
+			continue;
+		}
 		if (kind != CT_PKT_FRAGMENT && rs->arena && cp.caplen <= READ_ARENA) {
 			/* into the burst, with a copy of its frame (the
 			 * reader's buffer is reused at the next packet)
@@ -453,6 +502,8 @@ static void print_table(struct read_state *rs)
 		long long left = ci->expires > rs->now
 			? (long long)((ci->expires - rs->now) / 1000000000ull) : 0;
 
+		if (!read_nat_shows(&rs->nat, ci))
+			continue;
 		if (!buf) {
 			fmt_listing(stdout, &rs->fo, ci, left);
 			continue;
@@ -489,11 +540,12 @@ static void print_stats(struct read_state *rs)
 		       ",\"chaintoolong\":%" PRIu64 ",\"entries\":%" PRIu64 ",\"frames\":%" PRIu64
 		       ",\"packets\":%" PRIu64 ",\"untracked\":%" PRIu64 ",\"related\":%" PRIu64
 		       ",\"ignored\":%" PRIu64 ",\"expired\":%" PRIu64 ",\"unsupported_link\":%" PRIu64
-		       ",\"fragments\":%" PRIu64 ",\"reassembled\":%" PRIu64 ",\"invalid_by_reason\":{",
+		       ",\"fragments\":%" PRIu64 ",\"reassembled\":%" PRIu64
+		       ",\"nat_exhausted\":%" PRIu64 ",\"invalid_by_reason\":{",
 		       s.found, s.invalid, s.insert, s.insert_failed, s.drop, s.early_drop, s.error,
 		       s.search_restart, s.clash_resolve, s.chaintoolong, s.count, rs->frames,
 		       s.packets, s.untracked, s.related, s.ignored, s.expired, rs->bad_link,
-		       ds.fragments, ds.reassembled);
+		       ds.fragments, ds.reassembled, s.nat_exhausted);
 		for (int i = 1; i < CT_PR_MAX; i++)
 			if (s.invalid_by_reason[i]) {
 				printf("%s\"%s\":%" PRIu64, any ? "," : "",
@@ -501,7 +553,9 @@ static void print_stats(struct read_state *rs)
 				       s.invalid_by_reason[i]);
 				any = true;
 			}
-		printf("}}}\n");
+		printf("}");
+		read_nat_stats(&rs->nat, stdout, true);
+		printf("}}\n");
 		return;
 	}
 	/* conntrack -S prints one line per CPU; ctrack's totals are cpu=0 */
@@ -513,9 +567,10 @@ static void print_stats(struct read_state *rs)
 	       s.error, s.search_restart, s.clash_resolve, s.chaintoolong);
 	printf("entries=%" PRIu64 " frames=%" PRIu64 " packets=%" PRIu64 " untracked=%" PRIu64
 	       " related=%" PRIu64 " ignored=%" PRIu64 " expired=%" PRIu64
-	       " unsupported_link=%" PRIu64 " fragments=%" PRIu64 " reassembled=%" PRIu64 "\n",
+	       " unsupported_link=%" PRIu64 " fragments=%" PRIu64 " reassembled=%" PRIu64
+	       " nat_exhausted=%" PRIu64 "\n",
 	       s.count, rs->frames, s.packets, s.untracked, s.related, s.ignored,
-	       s.expired, rs->bad_link, ds.fragments, ds.reassembled);
+	       s.expired, rs->bad_link, ds.fragments, ds.reassembled, s.nat_exhausted);
 	printf("invalid_by_reason:");
 	for (int i = 1; i < CT_PR_MAX; i++)
 		if (s.invalid_by_reason[i]) {
@@ -524,6 +579,7 @@ static void print_stats(struct read_state *rs)
 			any = true;
 		}
 	printf("%s\n", any ? "" : " none");
+	read_nat_stats(&rs->nat, stdout, false);
 }
 
 static void usage_read(FILE *out)
@@ -563,6 +619,33 @@ static void usage_read(FILE *out)
 "      --burst N          packets handed to the tracker at once, 1 to 64\n"
 "                         (default 64; the results are the same, 1 is slower)\n"
 "\n"
+"NAT (as the kernel's nf_nat; docs/nat-design.md, ctrack(1)):\n"
+"      --nat RULE         a NAT rule, in the spirit of nftables: e.g.\n"
+"                         'ip saddr 10.0.0.0/8 snat to 198.51.100.1',\n"
+"                         'tcp dport 80 dnat to 10.0.2.5:8080',\n"
+"                         'masquerade to 192.0.2.1'; repeatable; the first\n"
+"                         dnat rule that matches binds a new connection, then\n"
+"                         the first snat/masquerade rule (after dnat); the\n"
+"                         rest get the null binding\n"
+"      --nat-file FILE    rules, one per line ('#' comments)\n"
+"      --nat-exact-ports  search source NAT ports with ctrack's exact port map\n"
+"                         (a free port whenever one exists) instead of the\n"
+"                         kernel's 248 random probes\n"
+"      --write-translated OUT.pcap\n"
+"                         write every packet as the NAT sends it on (raw IP,\n"
+"                         TTL / hop limit minus one, refragmented as the\n"
+"                         kernel does)\n"
+"      --nat-random-replay BINDINGS\n"
+"                         where the kernel drew a random number (a source NAT\n"
+"                         port search, random, fully-random), draw the number\n"
+"                         that gives the kernel's port for that connection,\n"
+"                         from its bindings (L3 L4 OSRC ODST OSPORT ODPORT RSRC\n"
+"                         RDST RSPORT RDPORT lines): a kernel's capture then\n"
+"                         replays to the kernel's table (tests/kernel/kd_nat.py)\n"
+"      --src-nat, --dst-nat, --any-nat\n"
+"                         list (and report events of) only connections whose\n"
+"                         source / destination / either was translated, as\n"
+"                         conntrack's -n / -g / -j\n"
 "State between runs (a capture rotated over many files, read file by file):\n"
 "      --load-state FILE  start from the table, counters and time saved in FILE\n"
 "      --save-state FILE  save them at the end (atomically; FILE may be the\n"
@@ -581,6 +664,7 @@ static void usage_read(FILE *out)
 "Exit status:\n"
 "  0  success\n"
 "  1  bad usage: unknown option, bad --set value, unreadable --sysctl-file,\n"
+"     a malformed NAT rule, an unwritable --write-translated,\n"
 "     a TCP collector that refuses, an unwritable report or metrics file\n"
 "  2  an input file could not be read at all (missing, not a capture, ...),\n"
 "     or the --load-state file is missing, not a state file or of another\n"
@@ -608,12 +692,22 @@ int cmd_read(int argc, char **argv)
 		{ "load-state", required_argument, NULL, 'L' },
 		{ "save-state", required_argument, NULL, 'W' },
 		{ "state-damaged", required_argument, NULL, 'D' },
+		{ "nat", required_argument, NULL, 256 },
+		{ "nat-file", required_argument, NULL, 257 },
+		{ "write-translated", required_argument, NULL, 258 },
+		{ "src-nat", no_argument, NULL, 259 },
+		{ "dst-nat", no_argument, NULL, 260 },
+		{ "any-nat", no_argument, NULL, 261 },
+		{ "nat-exact-ports", no_argument, NULL, 262 },
+		{ "nat-random-replay", required_argument, NULL, 263 },
 		{ "help", no_argument, NULL, 'h' },
 		EX_LONG_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct read_state rs;
 	struct ct_table_config cfg;
+	char nmsg[512];
+	bool exact_ports = false;
 	int c, err;
 
 	memset(&rs, 0, sizeof(rs));
@@ -729,6 +823,47 @@ int cmd_read(int argc, char **argv)
 				return CT_EXIT_USAGE;
 			}
 			break;
+		case 256:
+			if (nat_rules_add(&rs.nat.rules, "--nat", optarg, nmsg, sizeof(nmsg),
+					  nat_warning, NULL) < 0) {
+				fprintf(stderr, "ctrack read: %s\n", nmsg);
+				nat_rules_free(&rs.nat.rules);
+				return CT_EXIT_USAGE;
+			}
+			rs.nat.on = true;
+			break;
+		case 257:
+			if (nat_rules_load(&rs.nat.rules, optarg, nmsg, sizeof(nmsg),
+					   nat_warning, NULL) < 0) {
+				fprintf(stderr, "ctrack read: --nat-file %s\n", nmsg);
+				nat_rules_free(&rs.nat.rules);
+				return CT_EXIT_USAGE;
+			}
+			rs.nat.on = true;
+			break;
+		case 258:
+			rs.nat.out_path = optarg;
+			rs.nat.on = true;
+			break;
+		case 259:
+			rs.nat.filter |= NAT_FILTER_SRC;
+			break;
+		case 260:
+			rs.nat.filter |= NAT_FILTER_DST;
+			break;
+		case 261:
+			rs.nat.filter |= NAT_FILTER_ANY;
+			break;
+		case 262:
+			exact_ports = true;
+			break;
+		case 263:
+			if (read_nat_load_replay(&rs.nat, optarg, nmsg, sizeof(nmsg)) < 0) {
+				fprintf(stderr, "ctrack read: %s\n", nmsg);
+				read_nat_close(&rs.nat);
+				return CT_EXIT_USAGE;
+			}
+			break;
 		case 'h':
 			usage_read(stdout);
 			return CT_EXIT_OK;
@@ -748,6 +883,27 @@ int cmd_read(int argc, char **argv)
 	if (optind >= argc) {
 		fprintf(stderr, "ctrack read: no capture file given\n"
 			"Try 'ctrack read --help'.\n");
+		nat_rules_free(&rs.nat.rules);
+		return CT_EXIT_USAGE;
+	}
+	if ((exact_ports || rs.nat.n_replay) && !rs.nat.on) {
+		fprintf(stderr, "ctrack read: %s needs NAT rules (--nat, --nat-file) or "
+			"--write-translated\n",
+			exact_ports ? "--nat-exact-ports" : "--nat-random-replay");
+		read_nat_close(&rs.nat);
+		return CT_EXIT_USAGE;
+	}
+	if (rs.nat.on && (rs.load_state || rs.save_state)) {
+		/* the state file's record has a place for the NAT binding, not
+		 * yet filled: a NATed entry would come back without it */
+		fprintf(stderr, "ctrack read: --load-state / --save-state do not carry NAT "
+			"bindings yet: not with --nat, --nat-file or --write-translated\n");
+		read_nat_close(&rs.nat);
+		return CT_EXIT_USAGE;
+	}
+	if (read_nat_open(&rs.nat, nmsg, sizeof(nmsg)) < 0) {
+		fprintf(stderr, "ctrack read: %s\n", nmsg);
+		nat_rules_free(&rs.nat.rules);
 		return CT_EXIT_USAGE;
 	}
 
@@ -757,12 +913,16 @@ int cmd_read(int argc, char **argv)
 	rs.set.timestamp = 1;
 	ct_table_config_default(&cfg);
 	cfg.settings = rs.set;
+	cfg.nat = rs.nat.on;
+	cfg.nat_exact_ports = exact_ports;
 	ex_table_config(&rs.xo, &cfg);
 	if ((err = ct_table_create(&cfg, &rs.t)) < 0) {
 		fprintf(stderr, "ctrack: cannot create the table: %s\n", strerror(-err));
 		return CT_EXIT_INTERNAL;
 	}
 	rs.thr = ct_thread_attach(rs.t);
+	if (rs.thr)
+		read_nat_attach(&rs.nat, rs.thr);
 	/* without the arena every packet goes alone (still exact) */
 	rs.arena = malloc(READ_ARENA);
 	rs.min_timeout_ns = min_timeout_ns(&rs.set);
@@ -843,6 +1003,7 @@ int cmd_read(int argc, char **argv)
 out:
 	ex_stop(rs.xs, &rs.sinks);
 	ct_table_set_event_handler(rs.t, NULL, NULL);
+	read_nat_close(&rs.nat);
 	ct_defrag_destroy(rs.defrag);
 	free(rs.arena);
 	ct_thread_detach(rs.thr);

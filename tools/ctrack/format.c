@@ -508,6 +508,37 @@ static char *json_tuple(char *p, const struct ct_tuple *t, uint64_t pk, uint64_t
 	return p;
 }
 
+/* The binding of a NATed connection (issue 24): for each side the NAT
+ * translated, the address and port (ICMP: id) it became - the reply
+ * tuple's destination for source NAT, its source for destination NAT. */
+static char *json_nat(char *p, const struct ct_conn_info *ci)
+{
+	const struct ct_tuple *r = &ci->reply;
+	bool icmp = r->l4 == IPPROTO_ICMP || r->l4 == IPPROTO_ICMPV6;
+
+	if (!(ci->status & (CT_ST_SRC_NAT | CT_ST_DST_NAT)))
+		return p;
+	p = PUT(p, ",\"nat\":{");
+	if (ci->status & CT_ST_SRC_NAT) {
+		p = PUT(p, "\"src\":{\"addr\":\"");
+		p = put_addr_of(p, r->l3, &r->dst);
+		p = icmp ? PUT(p, "\",\"id\":") : PUT(p, "\",\"port\":");
+		p = put_u64(p, icmp ? r->sport : r->dport);
+		*p++ = '}';
+		if (ci->status & CT_ST_DST_NAT)
+			*p++ = ',';
+	}
+	if (ci->status & CT_ST_DST_NAT) {
+		p = PUT(p, "\"dst\":{\"addr\":\"");
+		p = put_addr_of(p, r->l3, &r->src);
+		p = icmp ? PUT(p, "\",\"id\":") : PUT(p, "\",\"port\":");
+		p = put_u64(p, r->sport);
+		*p++ = '}';
+	}
+	*p++ = '}';
+	return p;
+}
+
 /* ,"name":SEC.NSEC of table time @t shown on the wall clock */
 static char *json_ts(char *p, const struct fmt_opts *o, const char *name, ct_time_ns t)
 {
@@ -592,6 +623,7 @@ static size_t put_json(char *buf, const struct fmt_opts *o,
 	p = json_tuple(p, &ci->orig, ci->packets[0], ci->bytes[0], o->acct);
 	p = PUT(p, ",\"reply\":");
 	p = json_tuple(p, &ci->reply, ci->packets[1], ci->bytes[1], o->acct);
+	p = json_nat(p, ci);
 	p = (ci->status & CT_ST_ASSURED) ? PUT(p, ",\"assured\":true") : PUT(p, ",\"assured\":false");
 	p = (ci->status & CT_ST_SEEN_REPLY) ? PUT(p, ",\"unreplied\":false")
 					    : PUT(p, ",\"unreplied\":true");
