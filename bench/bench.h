@@ -68,6 +68,7 @@ int bench_ovs(const struct bench_args *a);
 int bench_read(const struct bench_args *a);
 int bench_sync(const struct bench_args *a);
 int bench_nat_search(const struct bench_args *a);
+int bench_record(const struct bench_args *a);
 int bench_nat(const struct bench_args *a);
 
 #endif

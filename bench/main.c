@@ -143,6 +143,14 @@ static const struct bench_opt nat_search_opts[] = {
 	{ .name = NULL }
 };
 
+static const struct bench_opt record_opts[] = {
+	{ "entries", BV_COUNT, "N", "entries in the table (default 1M; --quick 200k)", 1, 20000000 },
+	{ "rounds", BV_COUNT, "N", "rounds of each variant, the median reported (default 5; --quick 2)", 1, 16 },
+	{ "dir", BV_TEXT, "DIR", "where the state file is written (default /tmp)", 0, 0 },
+	QUICK("200k entries, 2 rounds"),
+	{ .name = NULL }
+};
+
 static const struct bench_opt nat_opts[] = {
 	{ "conns", BV_COUNT, "N", "connections per table (default 1M; --quick 100k)", 1, 0 },
 	{ "lookups", BV_COUNT, "N", "established packets per variant (default 2M; --quick 500k)", 1, 0 },
@@ -182,6 +190,8 @@ static const struct bench_entry benches[] = {
 	  bench_sync, sync_opts, NULL, NULL, NULL },
 	{ "nat-search", "NAT port search in a nearly full range: the kernel's 248 probes vs the exact port map",
 	  bench_nat_search, nat_search_opts, NULL, NULL, NULL },
+	{ "record", "whole entries out and in, the state file: export, import, save, restore at 1M",
+	  bench_record, record_opts, NULL, NULL, NULL },
 	{ "nat", "NAT through the table: established and new NATed vs plain, vs Open vSwitch's ct(commit,nat), exhaustion",
 	  bench_nat, nat_opts, NULL, NULL, NULL },
 };

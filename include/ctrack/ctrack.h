@@ -15,6 +15,8 @@
  *   sync.h     conntrackd's state synchronization protocol
  *   nat.h      NAT: tuple choice and packet translation (not yet joined
  *              to the table: docs/nat-design.md)
+ *   record.h   whole entries out and in (state files, sync commits)
+ *   statefile.h a table's entries and counters in a file, and back
  *   control.h  a live table's control plane: sliced listing, delete
  */
 #ifndef CTRACK_CTRACK_H
@@ -33,6 +35,8 @@
 #include "ctrack/ns.h"
 #include "ctrack/sync.h"
 #include "ctrack/nat.h"
+#include "ctrack/record.h"
+#include "ctrack/statefile.h"
 #include "ctrack/control.h"
 
 #endif /* CTRACK_CTRACK_H */

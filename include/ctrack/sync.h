@@ -212,9 +212,9 @@ struct ct_sync_conn {
  * NAT addresses and ports where the reply tuple is not the inverted
  * original and the status has SRC_NAT_DONE / DST_NAT_DONE (as
  * libnetfilter_conntrack's NFCT_GOPT_IS_SNAT ... IS_DPAT decide; ports
- * only for protocols with ports).  TCP window scales are not in struct
- * ct_conn_info: a caller that knows them sets CT_SYNC_HAS_WSCALE and
- * wscale[] itself.  Pure.
+ * only for protocols with ports), and TCP's window scales
+ * (ct_conn_info.tcp.wscale, CT_SYNC_HAS_WSCALE: the codec writes them
+ * only with CT_SYNC_ENC_WSCALE, conntrackd's TCPWindowTracking).  Pure.
  */
 void ct_sync_conn_from_info(struct ct_sync_conn *out,
 			    const struct ct_conn_info *ci, ct_time_ns now);

@@ -272,6 +272,16 @@ struct ct_conn_info {
 				      * every TCP packet counted in that
 				      * direction, OR-ed; 0 unless
 				      * config.tcp_flags (issue 26) */
+	/* TCP (zero for other protocols): what ctnetlink's
+	 * CTA_PROTOINFO_TCP shows besides the state, by enum ct_dir - each
+	 * direction's window scale (0..14) and flags (IP_CT_TCP_FLAG_*:
+	 * 0x01 window scale offered, 0x02 SACK permitted, 0x04 close
+	 * initiated, 0x08 be liberal, 0x10 data unacknowledged, 0x20 max
+	 * ack set; CT_RECORD_TCPF_* in ctrack/record.h) */
+	struct {
+		uint8_t wscale[2];
+		uint8_t flags[2];
+	} tcp;
 	const char *state_name;      /* "ESTABLISHED", ..., or NULL for
 				      * protocols without states */
 	uint8_t labels[16];

@@ -224,6 +224,21 @@ static uint32_t crc32c(uint32_t crc, const uint8_t *p, uint32_t len)
 	return crc32c_sw(crc, p, len);
 }
 
+uint32_t ct_crc32c(const void *buf, size_t len, uint32_t prev)
+{
+	const uint8_t *p = buf;
+	uint32_t crc = ~prev;
+
+	while (len) {
+		uint32_t n = len > 0x40000000u ? 0x40000000u : (uint32_t)len;
+
+		crc = crc32c(crc, p, n);
+		p += n;
+		len -= n;
+	}
+	return ~crc;
+}
+
 uint32_t ct_sctp_crc32c(const uint8_t *sh, uint32_t len)
 {
 	static const uint8_t zero[4];

@@ -46,9 +46,46 @@ static void gre_packet(struct ct_conn *c, const struct ct_proto_ctx *ctx,
 	}
 }
 
+/*
+ * Records (proto.h): the entry's own two timeouts.  A commit gives the
+ * zone's: the kernel's gre_packet sets them only on an unconfirmed entry,
+ * so one ctnetlink created keeps zeros (and its next packet would give it
+ * no time at all); ctrack does not copy that.
+ */
+static void gre_to_record(const struct ct_conn *c, union ct_record_proto *rp,
+			  ct_time_ns now)
+{
+	const struct gre_priv *p = ct_conn_priv_const(c);
+
+	(void)now;
+	rp->gre.timeout_s = p->timeout_s;
+	rp->gre.stream_timeout_s = p->stream_timeout_s;
+}
+
+static enum ct_record_reason gre_record_check(uint8_t l4state,
+					      const union ct_record_proto *rp)
+{
+	(void)l4state;
+	(void)rp;
+	return CT_RECORD_OK;    /* timeouts are any u32, as the sysctls */
+}
+
+static void gre_from_record(struct ct_conn *c, const union ct_record_proto *rp,
+			    ct_time_ns base, bool commit, const struct ct_settings *set)
+{
+	struct gre_priv *p = ct_conn_priv(c);
+
+	(void)base;
+	p->timeout_s = commit ? set->gre_timeout : rp->gre.timeout_s;
+	p->stream_timeout_s = commit ? set->gre_timeout_stream : rp->gre.stream_timeout_s;
+}
+
 const struct ct_proto ct_proto_gre = {
 	.name = "gre",
 	.l4 = 47,
 	.priv_size = sizeof(struct gre_priv),
 	.packet = gre_packet,
+	.to_record = gre_to_record,
+	.record_check = gre_record_check,
+	.from_record = gre_from_record,
 };

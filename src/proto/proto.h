@@ -22,6 +22,7 @@
 
 #include "base/conn.h"
 #include "ctrack/packet.h"
+#include "ctrack/record.h"
 #include "ctrack/settings.h"
 #include "ctrack/table.h"
 
@@ -96,6 +97,28 @@ struct ct_proto {
 	 * when the table is full (TCP: closing states)?  Entries that are not
 	 * ASSURED are always evictable. */
 	bool (*can_early_drop)(const struct ct_conn *c);
+
+	/*
+	 * Whole entries out and in (src/record/, ctrack/record.h), as the
+	 * kernel's to_nlattr / from_nlattr: optional, for trackers with a
+	 * private area (without them a record carries none).
+	 * to_record - @c's area into @rp (zeroed by the caller); @c locked;
+	 *   times as ages before @now.
+	 * record_check - could this tracker have made @rp, in state
+	 *   @l4state?  CT_RECORD_OK or CT_RECORD_R_PROTO.  Pure.
+	 * from_record - the area of the unpublished @c (zeroed) from a
+	 *   checked @rp, ages taken back from @base; with @commit only what
+	 *   ctnetlink sets when conntrackd creates an entry, the rest as the
+	 *   kernel then leaves it (CT_RECORD_F_COMMIT); @set: the zone's
+	 *   settings.
+	 */
+	void (*to_record)(const struct ct_conn *c, union ct_record_proto *rp,
+			  ct_time_ns now);
+	enum ct_record_reason (*record_check)(uint8_t l4state,
+					      const union ct_record_proto *rp);
+	void (*from_record)(struct ct_conn *c, const union ct_record_proto *rp,
+			    ct_time_ns base, bool commit,
+			    const struct ct_settings *set);
 };
 
 /* The trackers by index (ct_conn.proto), and the index of each IP

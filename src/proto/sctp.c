@@ -475,6 +475,55 @@ static bool sctp_can_early_drop(const struct ct_conn *c)
 	return c->l4state == sSS || c->l4state == sSR || c->l4state == sSA;
 }
 
+/*
+ * Records (proto.h): tags, INIT seen, the heartbeat flag.  A commit takes
+ * the tags (nlattr_to_sctp: CTA_PROTOINFO_SCTP_VTAG_*) and leaves the rest
+ * zero, as the kernel's new entry has it.
+ */
+static void sctp_to_record(const struct ct_conn *c, union ct_record_proto *rp,
+			   ct_time_ns now)
+{
+	const struct sctp_priv *p = ct_conn_priv_const(c);
+
+	(void)now;
+	rp->sctp.vtag[0] = p->vtag[0];
+	rp->sctp.vtag[1] = p->vtag[1];
+	rp->sctp.init[0] = p->init[0];
+	rp->sctp.init[1] = p->init[1];
+	rp->sctp.heartbeat_vtag_failed = p->flags & FLAG_HEARTBEAT_VTAG_FAILED;
+	rp->sctp.last_dir = p->last_dir;
+}
+
+static enum ct_record_reason sctp_record_check(uint8_t l4state,
+					       const union ct_record_proto *rp)
+{
+	const struct ct_record_sctp *r = &rp->sctp;
+
+	(void)l4state;
+	if (r->init[0] > 1 || r->init[1] > 1 || r->heartbeat_vtag_failed > 1 ||
+	    r->last_dir > CT_DIR_REPLY)
+		return CT_RECORD_R_PROTO;
+	return CT_RECORD_OK;
+}
+
+static void sctp_from_record(struct ct_conn *c, const union ct_record_proto *rp,
+			     ct_time_ns base, bool commit, const struct ct_settings *set)
+{
+	struct sctp_priv *p = ct_conn_priv(c);
+	const struct ct_record_sctp *r = &rp->sctp;
+
+	(void)base;
+	(void)set;
+	p->vtag[0] = r->vtag[0];
+	p->vtag[1] = r->vtag[1];
+	if (commit)
+		return;
+	p->init[0] = r->init[0];
+	p->init[1] = r->init[1];
+	p->flags = r->heartbeat_vtag_failed ? FLAG_HEARTBEAT_VTAG_FAILED : 0;
+	p->last_dir = r->last_dir;
+}
+
 const struct ct_proto ct_proto_sctp = {
 	.name = "sctp",
 	.l4 = 132,
@@ -482,5 +531,8 @@ const struct ct_proto ct_proto_sctp = {
 	.n_states = SCTP_N_STATES,
 	.packet = sctp_packet,
 	.state_name = sctp_state_name,
+	.to_record = sctp_to_record,
+	.record_check = sctp_record_check,
+	.from_record = sctp_from_record,
 	.can_early_drop = sctp_can_early_drop,
 };

@@ -933,6 +933,105 @@ static bool tcp_can_early_drop(const struct ct_conn *c)
 	return tcp_closing(c->l4state);
 }
 
+/*
+ * Records (proto.h): the whole private area, field by field, as
+ * ctnetlink's protoinfo would carry it if it carried everything (it
+ * carries the state, the flags and the scales: that is what a commit
+ * takes, below).
+ */
+static void tcp_to_record(const struct ct_conn *c, union ct_record_proto *rp,
+			  ct_time_ns now)
+{
+	const struct ct_tcp_priv *p = ct_conn_priv_const(c);
+	struct ct_record_tcp *r = &rp->tcp;
+
+	for (unsigned d = 0; d < 2; d++) {
+		r->dir[d].td_end = p->seen[d].td_end;
+		r->dir[d].td_maxend = p->seen[d].td_maxend;
+		r->dir[d].td_maxwin = p->seen[d].td_maxwin;
+		r->dir[d].td_maxack = p->seen[d].td_maxack;
+		r->dir[d].td_scale = p->scale[d];
+		r->dir[d].flags = p->flags[d];
+	}
+	r->last_seq = p->last_seq;
+	r->last_ack = p->last_ack;
+	r->last_end = p->last_end;
+	r->last_win = p->last_win;
+	r->last_index = p->last_index;
+	r->last_dir = p->last_dir;
+	r->last_wscale = p->last_wscale;
+	r->last_flags = p->last_flags;
+	r->retrans = p->retrans;
+}
+
+/* What the tracker can have written: scales are clamped to 14 when taken
+ * (tcp_take_options), per-direction flags are IP_CT_TCP_FLAG_*, the last
+ * packet's kind and direction are enum values, its flags the two options
+ * and the two markers. */
+#define TCP_LAST_FLAGS (CT_TCPF_WINDOW_SCALE | CT_TCPF_SACK_PERM | \
+			CT_TCPF_EXP_CHALLENGE_ACK | CT_TCPF_SIMULTANEOUS_OPEN)
+_Static_assert(CT_RECORD_TCPF_ALL == (CT_TCPF_WINDOW_SCALE | CT_TCPF_SACK_PERM |
+				      CT_TCPF_CLOSE_INIT | CT_TCPF_BE_LIBERAL |
+				      CT_TCPF_DATA_UNACKNOWLEDGED | CT_TCPF_MAXACK_SET),
+	       "record flags are the tracker's");
+
+static enum ct_record_reason tcp_record_check(uint8_t l4state,
+					      const union ct_record_proto *rp)
+{
+	const struct ct_record_tcp *r = &rp->tcp;
+
+	(void)l4state;
+	for (unsigned d = 0; d < 2; d++)
+		if (r->dir[d].td_scale > 14 || (r->dir[d].flags & ~CT_RECORD_TCPF_ALL))
+			return CT_RECORD_R_PROTO;
+	if (r->last_index >= CT_TCP_K_N || r->last_dir > CT_DIR_REPLY ||
+	    r->last_wscale > 14 || (r->last_flags & ~TCP_LAST_FLAGS))
+		return CT_RECORD_R_PROTO;
+	return CT_RECORD_OK;
+}
+
+static void tcp_from_record(struct ct_conn *c, const union ct_record_proto *rp,
+			    ct_time_ns base, bool commit, const struct ct_settings *set)
+{
+	struct ct_tcp_priv *p = ct_conn_priv(c);
+	const struct ct_record_tcp *r = &rp->tcp;
+
+	(void)base;
+	(void)set;
+	if (commit) {
+		/* nlattr_to_tcp on a zeroed ip_ct_tcp: the flags, and the
+		 * scales only when both directions say WINDOW_SCALE; no
+		 * window data, so tcp_in_window picks each direction up from
+		 * its next packet (td_maxwin 0); last_index 0 is the kernel's
+		 * TCP_SYN_SET, as its zeroed state has it */
+		bool scales = (r->dir[0].flags & CT_TCPF_WINDOW_SCALE) &&
+			      (r->dir[1].flags & CT_TCPF_WINDOW_SCALE);
+
+		for (unsigned d = 0; d < 2; d++) {
+			p->flags[d] = r->dir[d].flags;
+			p->scale[d] = scales ? r->dir[d].td_scale : 0;
+		}
+		return;
+	}
+	for (unsigned d = 0; d < 2; d++) {
+		p->seen[d].td_end = r->dir[d].td_end;
+		p->seen[d].td_maxend = r->dir[d].td_maxend;
+		p->seen[d].td_maxwin = r->dir[d].td_maxwin;
+		p->seen[d].td_maxack = r->dir[d].td_maxack;
+		p->scale[d] = r->dir[d].td_scale;
+		p->flags[d] = r->dir[d].flags;
+	}
+	p->last_seq = r->last_seq;
+	p->last_ack = r->last_ack;
+	p->last_end = r->last_end;
+	p->last_win = r->last_win;
+	p->last_index = r->last_index;
+	p->last_dir = r->last_dir;
+	p->last_wscale = r->last_wscale;
+	p->last_flags = r->last_flags;
+	p->retrans = r->retrans;
+}
+
 const struct ct_proto ct_proto_tcp = {
 	.name = "tcp",
 	.l4 = 6,
@@ -941,4 +1040,7 @@ const struct ct_proto ct_proto_tcp = {
 	.packet = tcp_packet,
 	.state_name = tcp_state_name,
 	.can_early_drop = tcp_can_early_drop,
+	.to_record = tcp_to_record,
+	.record_check = tcp_record_check,
+	.from_record = tcp_from_record,
 };

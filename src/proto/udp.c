@@ -62,11 +62,48 @@ static void udplite_packet(struct ct_conn *c, const struct ct_proto_ctx *ctx,
 	}
 }
 
+/*
+ * Records (proto.h): the creation time as an age, so that the 2 s rule
+ * holds across a restore whatever clock the next table runs on.  A commit
+ * starts a stream at once: ctnetlink creates the entry confirmed, so the
+ * kernel never stamps its stream_ts (0, long past).
+ */
+static void udp_to_record(const struct ct_conn *c, union ct_record_proto *rp,
+			  ct_time_ns now)
+{
+	const struct ct_udp_priv *p = ct_conn_priv_const(c);
+
+	rp->udp.age_ns = now > p->created_ns ? now - p->created_ns : 0;
+}
+
+static enum ct_record_reason udp_record_check(uint8_t l4state,
+					      const union ct_record_proto *rp)
+{
+	(void)l4state;
+	(void)rp;
+	return CT_RECORD_OK;    /* any age is one */
+}
+
+static void udp_from_record(struct ct_conn *c, const union ct_record_proto *rp,
+			    ct_time_ns base, bool commit, const struct ct_settings *set)
+{
+	struct ct_udp_priv *p = ct_conn_priv(c);
+
+	(void)set;
+	if (commit)
+		p->created_ns = 0;
+	else
+		p->created_ns = base > rp->udp.age_ns ? base - rp->udp.age_ns : 0;
+}
+
 const struct ct_proto ct_proto_udp = {
 	.name = "udp",
 	.l4 = 17,
 	.priv_size = sizeof(struct ct_udp_priv),
 	.packet = udp_packet,
+	.to_record = udp_to_record,
+	.record_check = udp_record_check,
+	.from_record = udp_from_record,
 };
 
 const struct ct_proto ct_proto_udplite = {

@@ -51,6 +51,13 @@ void ct_sync_conn_from_info(struct ct_sync_conn *out,
 		out->l4state = ci->l4state;
 		out->has |= CT_SYNC_HAS_STATE;
 	}
+	if (l4 == CT_SYNC_P_TCP) {
+		/* what ctnetlink's CTA_PROTOINFO_TCP_WSCALE_* give conntrackd;
+		 * sent with window-tracking=on (TCPWindowTracking) */
+		out->wscale[0] = ci->tcp.wscale[0];
+		out->wscale[1] = ci->tcp.wscale[1];
+		out->has |= CT_SYNC_HAS_WSCALE;
+	}
 	for (unsigned i = 0; i < sizeof(ci->labels); i++) {
 		if (ci->labels[i]) {
 			memcpy(out->labels, ci->labels, sizeof(out->labels));

@@ -11,6 +11,7 @@
 
 #include "base/hash.h"
 #include "proto/proto.h"
+#include "proto/tcp.h"
 #include "table/conn_info.h"
 #include "table/conn_key.h"
 
@@ -59,6 +60,14 @@ void ct_conn_fill_info(struct ct_table *t, struct ct_conn *c,
 	}
 	if (lb)
 		memcpy(ci->labels, lb->bits, sizeof(ci->labels));
+	if (p == &ct_proto_tcp) {
+		const struct ct_tcp_priv *tp = ct_conn_priv_const(c);
+
+		ci->tcp.wscale[0] = tp->scale[0];
+		ci->tcp.wscale[1] = tp->scale[1];
+		ci->tcp.flags[0] = tp->flags[0];
+		ci->tcp.flags[1] = tp->flags[1];
+	}
 	if (tf)
 		memcpy(ci->tcp_flags, tf->flags, sizeof(ci->tcp_flags));
 }

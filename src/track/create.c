@@ -373,8 +373,9 @@ bool ct_track_create(struct ct_thread *thr, struct ct_ns *ns, const struct ct_se
 	return false;
 }
 
-/* The helpers above for the two-step first packet (track/pending.c),
- * out of line so that the one-call path keeps its own inlined copies. */
+/* The helpers above for the two-step first packet (track/pending.c) and
+ * the record layer's imports (ct_track_mag), out of line so that the
+ * one-call path keeps its own inlined copies. */
 struct ct_slab_mag *ct_track_mag(struct ct_thread *thr, struct ct_ns *ns, unsigned cls)
 {
 	return mag_for(thr, ns, cls);

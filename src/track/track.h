@@ -185,8 +185,15 @@ bool ct_track_create(struct ct_thread *thr, struct ct_ns *ns, const struct ct_se
 		     const struct pkt_key *k, ct_time_ns now, struct ct_verdict *v,
 		     struct burst_ctx *bc, int *repeats);
 
-/* create.c's helpers, for the two-step first packet (pending.c). */
+/*
+ * ct_track_mag - @thr's magazine for objects of size class @cls in @ns,
+ * switched to @ns's slab if it held another's (the cached objects going
+ * back to theirs).  For whoever allocates an entry outside a packet's
+ * creation (src/record/'s import); the owner of @thr, read side held.
+ */
 struct ct_slab_mag *ct_track_mag(struct ct_thread *thr, struct ct_ns *ns, unsigned cls);
+
+/* create.c's helpers, for the two-step first packet (pending.c). */
 bool ct_track_router_confirms(const struct ct_packet *pkt);
 bool ct_track_make_room(struct ct_thread *thr, struct ct_ns *ns,
 			const struct ct_settings *set, uint64_t hash, ct_time_ns now);

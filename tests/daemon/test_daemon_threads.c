@@ -12,7 +12,8 @@
  * grace periods (tests/concurrency/tsan_rcu.c).  Four client threads talk
  * to its socket all the while - list, count, stats, a subscriber reading
  * events, delete, set - so that the workers, the replay feeder, the
- * collector and the main loop all run together; then SIGTERM stops it.
+ * collector, the state saver (--state-interval 1) and the main loop all
+ * run together; then SIGTERM stops it (and saves the state).
  * The daemon also exports (--ipfix to a UDP socket of this test, active
  * timeouts every second) and serves metrics, which a fifth thread scrapes
  * all the while (issue 26): the export thread and libmicrohttpd's run
@@ -52,7 +53,8 @@ void dm_table_created(struct ct_table *t)
 	ct_tsan_rcu_wrap(t);
 }
 
-static char dir[40], sock_path[96], cap_path[96], ipfix_arg[32], metrics_arg[32];
+static char dir[40], sock_path[96], cap_path[96], ipfix_arg[32], metrics_arg[32],
+	state_path[96];
 static atomic_bool clients_stop;
 static atomic_int replies, events_seen, bad_replies, scrapes_ok, ipfix_datagrams;
 static int ipfix_fd = -1;
@@ -313,7 +315,7 @@ static void *daemon_main(void *arg)
 			 "nf_conntrack_udp_timeout=1", "--set",
 			 "nf_conntrack_tcp_timeout_syn_recv=2", "--events-buffer-kb", "64",
 			 "--ipfix", ipfix_arg, "--ipfix-active-timeout", "1", "--metrics-listen",
-			 metrics_arg, NULL };
+			 metrics_arg, "--state", state_path, "--state-interval", "1", NULL };
 
 	r->rc = cmd_daemon((int)(sizeof(argv) / sizeof(argv[0])) - 1, argv);
 	return NULL;
@@ -334,6 +336,7 @@ static void test_every_thread_of_the_daemon_at_once(void **st)
 	mkdir(dir, 0700);
 	snprintf(sock_path, sizeof(sock_path), "%s/ctrack.sock", dir);
 	snprintf(cap_path, sizeof(cap_path), "%s/flows.pcap", dir);
+	snprintf(state_path, sizeof(state_path), "%s/state", dir);
 	write_capture();
 	{
 		struct timeval tv = { 0, 100000 };
@@ -387,6 +390,8 @@ static void test_every_thread_of_the_daemon_at_once(void **st)
 	assert_true(atomic_load(&scrapes_ok) > 2);
 	assert_true(atomic_load(&ipfix_datagrams) > 2);
 	assert_true(stat(sock_path, &sb) != 0);
+	assert_true(stat(state_path, &sb) == 0 && sb.st_size > 0);
+	unlink(state_path);
 	unlink(cap_path);
 	rmdir(dir);
 }

@@ -99,12 +99,12 @@ class Daemon:
     """ctrack daemon in the router namespace, and its clients (run anywhere: the
     control socket is a file)."""
 
-    def __init__(self, topo, ctrack, workdir, sysctl_file):
+    def __init__(self, topo, ctrack, workdir, sysctl_file, extra=(), logname="daemon.log"):
         self.ctrack = ctrack
         self.sock = os.path.join(workdir, "ctrack.sock")
-        self.log = open(os.path.join(workdir, "daemon.log"), "w")
+        self.log = open(os.path.join(workdir, logname), "w")
         argv = [ctrack, "daemon", "-i", "r0", "-i", "r1", "--workers", "2", "--socket",
-                self.sock, "--sysctl-file", sysctl_file, "--router"]
+                self.sock, "--sysctl-file", sysctl_file, "--router"] + list(extra)
         self.proc = topo.start("router", argv, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.time() + 20
         while time.time() < deadline:
@@ -131,12 +131,12 @@ class Daemon:
                                     "--socket", self.sock], stdout=self.ev_out,
                                    stderr=self.ev_err)
 
-    def stop(self):
+    def stop(self, sig=signal.SIGTERM):
         if getattr(self, "ev", None) and self.ev.poll() is None:
             self.ev.terminate()
             self.ev.wait(timeout=5)
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+            self.proc.send_signal(sig)
             try:
                 self.proc.wait(timeout=10)
             except subprocess.TimeoutExpired:

@@ -21,10 +21,17 @@
  *   add PROTO SRC DST SPORT DPORT STATE TIMEOUT MARK ZONE
  *                            a record straight into the internal cache (the
  *                            ctrack-to-ctrack tests of many entries)
+ *   commit                   the external cache into the table, as
+ *                            `ctrack sync commit` (conntrackd -c) does:
+ *                            {"committed": N, "expired": N, "failed": N}
  *   ping                     {"pong": true} (the loop is alive)
  *   quit
  * On start it prints {"ready": true}, or a sentence on stderr and exit
- * status 1 for a bad flag or a socket that cannot be opened.
+ * status 1 for a bad flag or a socket that cannot be opened.  --set
+ * NAME=VALUE sets the table's settings (kernel sysctl names), as ctrack
+ * read's; "stats" counts the TCP packets' verdicts (tcp_new,
+ * tcp_established, tcp_invalid), and "table" shows each TCP entry's window
+ * scales and flags as ctnetlink would.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -62,6 +69,8 @@ struct peer {
 	unsigned ncap;
 	int capfd;
 	uint64_t frames, events, event_errors;
+	uint64_t tcp_verdicts[CT_V_DROP + 1];    /* by enum ct_verdict_class */
+	bool window_tracking;
 	char line[4096];
 	size_t line_len;
 	bool quit;
@@ -155,6 +164,8 @@ static void read_capture(struct peer *p, int fd)
 			continue;
 		pkt.tuple.zone = c->zone;
 		ct_process(p->thr, &pkt, now, &v);
+		if (pkt.tuple.l4 == 6 && v.cls <= CT_V_DROP)
+			p->tcp_verdicts[v.cls]++;
 	}
 }
 
@@ -230,6 +241,9 @@ static int dump_conn(const struct ct_conn_info *ci, void *arg)
 		"\"timeout\": %llu, ", ci->orig.zone, ci->status, ci->mark, ci->l4state,
 		(unsigned long long)(ci->expires > now ? (ci->expires - now) / 1000000000ull : 0));
 	put_labels(stdout, ci->labels);
+	if (ci->orig.l4 == 6)
+		fprintf(stdout, ", \"wscale\": [%u, %u], \"tflags\": [%u, %u]", ci->tcp.wscale[0],
+			ci->tcp.wscale[1], ci->tcp.flags[0], ci->tcp.flags[1]);
 	fprintf(stdout, ", \"reply\": {");
 	put_tuple(stdout, &ci->reply);
 	fprintf(stdout, "}}}\n");
@@ -264,12 +278,16 @@ static void put_stats(struct peer *p)
 	fprintf(stdout, "\"link_rejected_peer\": %llu, \"link_datagrams_in\": %llu, "
 		"\"link_datagrams_out\": %llu, \"link_send_errors\": %llu, "
 		"\"link_connects\": %llu, \"frames\": %llu, \"events\": %llu, "
-		"\"event_errors\": %llu, \"table_count\": %llu}}\n",
+		"\"event_errors\": %llu, \"table_count\": %llu, \"tcp_new\": %llu, "
+		"\"tcp_established\": %llu, \"tcp_invalid\": %llu}}\n",
 		(unsigned long long)l.rejected_peer, (unsigned long long)l.datagrams_in,
 		(unsigned long long)l.datagrams_out, (unsigned long long)l.send_errors,
 		(unsigned long long)l.connects, (unsigned long long)p->frames,
 		(unsigned long long)p->events, (unsigned long long)p->event_errors,
-		(unsigned long long)ct_table_count(p->t));
+		(unsigned long long)ct_table_count(p->t),
+		(unsigned long long)p->tcp_verdicts[CT_V_NEW],
+		(unsigned long long)p->tcp_verdicts[CT_V_ESTABLISHED],
+		(unsigned long long)p->tcp_verdicts[CT_V_INVALID]);
 }
 
 /* ------------------------------------------------------------------ */
@@ -289,6 +307,40 @@ static int tuple_of(struct ct_tuple *t, const char *proto, const char *src, cons
 		return -1;
 	t->sport = (uint16_t)atoi(sport);
 	t->dport = (uint16_t)atoi(dport);
+	return 0;
+}
+
+/* `ctrack sync commit`: each external entry as conntrackd -c makes it,
+ * into the table (src/record/, CT_RECORD_F_COMMIT). */
+struct commit_run {
+	struct peer *p;
+	ct_time_ns now;
+	unsigned committed, expired, failed;
+};
+
+static int commit_entry(const struct ct_sync_entry *e, void *arg)
+{
+	struct commit_run *c = arg;
+	struct ct_record rec;
+	enum ct_record_reason why;
+	/* cache_ct_commit_step: the timeout sent less the time since it
+	 * arrived, 60 s once that is used up */
+	uint32_t timeout = e->timeout_left_s ? e->timeout_left_s : 60;
+	int r;
+
+	if (!ct_record_from_sync(&e->conn, timeout, c->p->window_tracking, &rec)) {
+		c->failed++;
+		return 0;
+	}
+	if (rec.orig.zone && !ct_ns_exists(c->p->t, rec.orig.zone))
+		ct_ns_create(c->p->t, rec.orig.zone, NULL);
+	r = ct_record_import(c->p->thr, &rec, c->now, 0, CT_RECORD_F_COMMIT, &why);
+	if (r == 1)
+		c->committed++;
+	else if (r == 0)
+		c->expired++;
+	else
+		c->failed++;
 	return 0;
 }
 
@@ -352,6 +404,12 @@ static void command(struct peer *p, char *line)
 			rc = ct_sync_node_local(p->node, CT_SYNC_T_CT_NEW, &c, now);
 		}
 		fprintf(stdout, "{\"ok\": %s}\n", rc == 0 ? "true" : "false");
+	} else if (!strcmp(w[0], "commit")) {
+		struct commit_run c = { p, now, 0, 0, 0 };
+
+		ct_sync_node_dump(p->node, CT_SYNC_EXTERNAL, now, commit_entry, &c);
+		fprintf(stdout, "{\"committed\": %u, \"expired\": %u, \"failed\": %u}\n",
+			c.committed, c.expired, c.failed);
 	} else if (!strcmp(w[0], "ping")) {
 		fprintf(stdout, "{\"pong\": true}\n");
 	} else if (!strcmp(w[0], "quit")) {
@@ -385,7 +443,8 @@ static void read_stdin(struct peer *p)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: ctsync_peer --sync SPEC [--capture IF[:ZONE]]... [--seq N]\n"
+	fprintf(stderr, "usage: ctsync_peer --sync SPEC [--capture IF[:ZONE]]... [--seq N] "
+			"[--set NAME=VALUE]...\n"
 			"  SPEC: tools/ctrack/sync/sync_config.h\n");
 }
 
@@ -402,6 +461,7 @@ int main(int argc, char **argv)
 
 	memset(&p, 0, sizeof(p));
 	ctsync_settings_default(&set);
+	ct_table_config_default(&tcfg);
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--sync") && i + 1 < argc) {
 			spec = argv[++i];
@@ -414,6 +474,19 @@ int main(int argc, char **argv)
 			p.ncap++;
 		} else if (!strcmp(argv[i], "--seq") && i + 1 < argc) {
 			seq = atoll(argv[++i]);
+		} else if (!strcmp(argv[i], "--set") && i + 1 < argc) {
+			char name[128];
+			const char *msg, *eq = strchr(argv[++i], '=');
+
+			if (!eq || (size_t)(eq - argv[i]) >= sizeof(name)) {
+				usage();
+				return 2;
+			}
+			snprintf(name, sizeof(name), "%.*s", (int)(eq - argv[i]), argv[i]);
+			if (ct_settings_set(&tcfg.settings, name, eq + 1, &msg) < 0) {
+				fprintf(stderr, "ctsync_peer: --set %s: %s\n", argv[i], msg);
+				return 2;
+			}
 		} else {
 			usage();
 			return 2;
@@ -449,8 +522,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ctsync_peer: sync node: %s\n", strerror(-rc));
 		return 1;
 	}
-	ct_table_config_default(&tcfg);
 	tcfg.labels = true;
+	p.window_tracking = set.node.window_tracking;
 	rc = ct_table_create(&tcfg, &p.t);
 	if (rc) {
 		fprintf(stderr, "ctsync_peer: table: %s\n", strerror(-rc));

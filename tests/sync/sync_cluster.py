@@ -382,8 +382,9 @@ General {
 
     # -- node B ------------------------------------------------------------
     def start_peer(self, role="b", sync="", capture=("rb0", "rb1"), zone=0, seq=None,
-                   name="ctsync_peer"):
+                   name="ctsync_peer", extra=()):
         argv = ["ip", "netns", "exec", self.names[role], self.peer_bin, "--sync", sync]
+        argv += list(extra)
         for c in capture:
             argv += ["--capture", "%s:%d" % (c, zone) if zone else c]
         if seq is not None:

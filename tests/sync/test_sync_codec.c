@@ -263,6 +263,48 @@ static void test_record_from_natted_conn_info(void **state)
 	assert_false(c.has & (CT_SYNC_HAS_SNAT | CT_SYNC_HAS_SPAT));
 }
 
+/* The window scales ctnetlink shows (ct_conn_info.tcp) go out as
+ * conntrackd's TCP_WSCALE attributes, with TCPWindowTracking only. */
+static void test_record_from_conn_info_carries_window_scales(void **state)
+{
+	struct ct_conn_info ci;
+	struct ct_sync_conn c, back;
+	struct ct_sync_hdr h;
+	uint8_t buf[CT_SYNC_CONN_MSG_MAX];
+	int n;
+
+	(void)state;
+	memset(&ci, 0, sizeof(ci));
+	ci.orig.l3 = CT_L3_IPV4;
+	ci.orig.l4 = 6;
+	ci.orig.src.ip4 = ip4("10.0.0.2");
+	ci.orig.dst.ip4 = ip4("192.0.2.1");
+	ci.orig.sport = 40000;
+	ci.orig.dport = 443;
+	assert_true(ct_tuple_invert(&ci.orig, &ci.reply));
+	ci.status = CT_ST_CONFIRMED | CT_ST_SEEN_REPLY | CT_ST_ASSURED;
+	ci.l4state = 3;
+	ci.tcp.wscale[0] = 7;
+	ci.tcp.wscale[1] = 9;
+	ct_sync_conn_from_info(&c, &ci, 0);
+	assert_true(c.has & CT_SYNC_HAS_WSCALE);
+	assert_int_equal(c.wscale[0], 7);
+	assert_int_equal(c.wscale[1], 9);
+	n = ct_sync_msg_conn(buf, sizeof(buf), CT_SYNC_T_CT_NEW, 0, 1, &c, CT_SYNC_ENC_WSCALE);
+	assert_true(n > 0);
+	assert_int_equal(parse(buf, (size_t)n, &back, &h), CT_SYNC_OK);
+	assert_true(back.has & CT_SYNC_HAS_WSCALE);
+	assert_int_equal(back.wscale[0], 7);
+	assert_int_equal(back.wscale[1], 9);
+	n = ct_sync_msg_conn(buf, sizeof(buf), CT_SYNC_T_CT_NEW, 0, 1, &c, 0);
+	assert_int_equal(parse(buf, (size_t)n, &back, &h), CT_SYNC_OK);
+	assert_false(back.has & CT_SYNC_HAS_WSCALE);
+	/* not TCP: none */
+	ci.orig.l4 = ci.reply.l4 = 17;
+	ct_sync_conn_from_info(&c, &ci, 0);
+	assert_false(c.has & CT_SYNC_HAS_WSCALE);
+}
+
 static void test_labels_bit_order(void **state)
 {
 	struct ct_sync_conn c, d;
@@ -684,6 +726,7 @@ int main(void)
 		cmocka_unit_test(test_conntrackd_dnat),
 		cmocka_unit_test(test_record_from_conn_info_is_what_conntrackd_sends),
 		cmocka_unit_test(test_record_from_natted_conn_info),
+		cmocka_unit_test(test_record_from_conn_info_carries_window_scales),
 		cmocka_unit_test(test_labels_bit_order),
 		cmocka_unit_test(test_header_defects),
 		cmocka_unit_test(test_tlv_defects),

@@ -40,6 +40,7 @@
 #include "export/export.h"
 #include "format.h"
 #include "read_nat.h"
+#include "read_state.h"
 #include "sysctl_file.h"
 
 enum zone_by { ZB_NONE, ZB_VLAN, ZB_IFACE };
@@ -57,6 +58,8 @@ struct read_state {
 	uint64_t frames, bad_link;
 	uint64_t linktype_skipped[8];
 	uint64_t last_progress_ns;
+	struct read_counts base;    /* --load-state: the reassembler's before */
+	const char *load_state, *save_state;
 	/* the burst being gathered: frames copied into the arena (the
 	 * reader's buffer is reused at each packet), parsed there */
 	struct ct_packet bp[CT_BURST_MAX];
@@ -78,6 +81,7 @@ struct read_state {
 	int bad_linktypes[8];
 	unsigned n_bad_linktypes;
 	int exit_code;
+	enum state_damaged state_damaged;
 	unsigned bn;                /* packets in the burst */
 	unsigned burst;             /* --burst: packets per burst at most */
 	bool events;
@@ -507,6 +511,8 @@ static void print_stats(struct read_state *rs)
 
 	ct_table_get_stats(rs->t, &s);
 	ct_defrag_get_stats(rs->defrag, &ds);
+	ds.fragments += rs->base.fragments;
+	ds.reassembled += rs->base.reassembled;
 	if (rs->fo.format == FMT_JSON) {
 		printf("{\"stats\":{\"found\":%" PRIu64 ",\"invalid\":%" PRIu64 ",\"insert\":%" PRIu64
 		       ",\"insert_failed\":%" PRIu64 ",\"drop\":%" PRIu64 ",\"early_drop\":%" PRIu64
@@ -620,6 +626,14 @@ static void usage_read(FILE *out)
 "                         list (and report events of) only connections whose\n"
 "                         source / destination / either was translated, as\n"
 "                         conntrack's -n / -g / -j\n"
+"State between runs (a capture rotated over many files, read file by file):\n"
+"      --load-state FILE  start from the table, counters and time saved in FILE\n"
+"      --save-state FILE  save them at the end (atomically; FILE may be the\n"
+"                         one loaded)\n"
+"      --state-damaged stop|empty\n"
+"                         a damaged, cut short or foreign FILE stops the run\n"
+"                         (default), or is renamed FILE.damaged and the run\n"
+"                         starts with an empty table\n"
 "\n", out);
 	ex_opts_usage(out);
 	fputs(
@@ -632,9 +646,13 @@ static void usage_read(FILE *out)
 "  1  bad usage: unknown option, bad --set value, unreadable --sysctl-file,\n"
 "     a malformed NAT rule, an unwritable --write-translated,\n"
 "     a TCP collector that refuses, an unwritable report or metrics file\n"
-"  2  an input file could not be read at all (missing, not a capture, ...)\n"
-"  3  an input file is damaged or cut short; results cover what was read\n"
-"  4  internal error (out of memory), records a TCP collector did not take\n", out);
+"  2  an input file could not be read at all (missing, not a capture, ...),\n"
+"     or the --load-state file is missing, not a state file or of another\n"
+"     version\n"
+"  3  an input file is damaged or cut short; results cover what was read;\n"
+"     or the --load-state file is damaged or cut short (nothing was read)\n"
+"  4  internal error (out of memory, cannot write the output or the state),\n"
+"     records a TCP collector did not take\n", out);
 }
 
 int cmd_read(int argc, char **argv)
@@ -651,6 +669,9 @@ int cmd_read(int argc, char **argv)
 		{ "router", no_argument, NULL, 'R' },
 		{ "progress", no_argument, NULL, 'p' },
 		{ "no-progress", no_argument, NULL, 'P' },
+		{ "load-state", required_argument, NULL, 'L' },
+		{ "save-state", required_argument, NULL, 'W' },
+		{ "state-damaged", required_argument, NULL, 'D' },
 		{ "nat", required_argument, NULL, 256 },
 		{ "nat-file", required_argument, NULL, 257 },
 		{ "write-translated", required_argument, NULL, 258 },
@@ -765,6 +786,23 @@ int cmd_read(int argc, char **argv)
 		case 'P':
 			rs.progress = 0;
 			break;
+		case 'L':
+			rs.load_state = optarg;
+			break;
+		case 'W':
+			rs.save_state = optarg;
+			break;
+		case 'D':
+			if (!strcmp(optarg, "stop"))
+				rs.state_damaged = STATE_DAMAGED_STOP;
+			else if (!strcmp(optarg, "empty"))
+				rs.state_damaged = STATE_DAMAGED_EMPTY;
+			else {
+				fprintf(stderr, "ctrack read: unknown --state-damaged '%s' "
+					"(use stop or empty)\n", optarg);
+				return CT_EXIT_USAGE;
+			}
+			break;
 		case 256:
 			if (nat_rules_add(&rs.nat.rules, "--nat", optarg, nmsg, sizeof(nmsg),
 					  nat_warning, NULL) < 0) {
@@ -835,6 +873,14 @@ int cmd_read(int argc, char **argv)
 		read_nat_close(&rs.nat);
 		return CT_EXIT_USAGE;
 	}
+	if (rs.nat.on && (rs.load_state || rs.save_state)) {
+		/* the state file's record has a place for the NAT binding, not
+		 * yet filled: a NATed entry would come back without it */
+		fprintf(stderr, "ctrack read: --load-state / --save-state do not carry NAT "
+			"bindings yet: not with --nat, --nat-file or --write-translated\n");
+		read_nat_close(&rs.nat);
+		return CT_EXIT_USAGE;
+	}
 	if (read_nat_open(&rs.nat, nmsg, sizeof(nmsg)) < 0) {
 		fprintf(stderr, "ctrack read: %s\n", nmsg);
 		nat_rules_free(&rs.nat.rules);
@@ -881,6 +927,22 @@ int cmd_read(int argc, char **argv)
 		if (!rs.events)
 			ct_table_set_event_mask(rs.t, ex_event_mask(&rs.xo));
 	}
+	if (rs.load_state) {
+		/* the table as it was at the end of the previous file, in
+		 * capture time: the next packets go on from there */
+		bool restored;
+		int ex = read_state_load(rs.load_state, rs.state_damaged, rs.thr, &rs.set,
+					 &rs.now, &restored, &rs.base);
+
+		if (ex) {
+			rs.exit_code = ex;
+			goto out;
+		}
+		rs.have_now = restored;
+		rs.frames = rs.base.frames;
+		rs.bad_link = rs.base.bad_link;
+		note_next_due(&rs);
+	}
 
 	for (int i = optind; i < argc; i++)
 		read_file(&rs, argv[i]);
@@ -889,6 +951,18 @@ int cmd_read(int argc, char **argv)
 		run_gc(&rs, rs.now);
 	if (ex_finish(rs.xs, &rs.sinks, rs.thr, rs.now) < 0 && rs.exit_code < CT_EXIT_INTERNAL)
 		rs.exit_code = CT_EXIT_INTERNAL;
+	if (rs.save_state) {
+		struct ct_defrag_stats ds;
+		struct read_counts rc = { rs.frames, rs.bad_link, 0, 0 };
+		int ex;
+
+		ct_defrag_get_stats(rs.defrag, &ds);
+		rc.fragments = ds.fragments + rs.base.fragments;
+		rc.reassembled = ds.reassembled + rs.base.reassembled;
+		ex = read_state_save(rs.save_state, rs.thr, rs.now, &rc);
+		if (ex > rs.exit_code)
+			rs.exit_code = ex;
+	}
 	{
 		/* captures taken on a sending host carry the partial checksums
 		 * of checksum offload; like the kernel (nf_conntrack_checksum=1)

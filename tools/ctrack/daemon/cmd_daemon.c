@@ -25,10 +25,11 @@
  * new threads or sockets (interfaces, workers, the socket's path) keep
  * their old values, with a line in the log saying so.
  *
- * State across restarts (issue 25 part 3) is phase 2: dm_state_load runs
- * before the sources start and dm_state_save on SIGTERM, which is where
- * the state file will be read and written once the library exports whole
- * entries; today they only say that no state is kept.
+ * State across restarts (--state, dm_state.c): the file is loaded once
+ * the control socket is ours (so a second daemon refused there never
+ * touches it) and before the sources start; the last save comes after
+ * the workers and the collector have stopped, so it holds the table as
+ * the last packet left it.
  */
 #include <errno.h>
 #include <signal.h>
@@ -78,17 +79,6 @@ void dm_settings_changed(struct daemon *d)
 			      memory_order_relaxed);
 }
 
-void dm_state_load(struct daemon *d)
-{
-	(void)d;
-}
-
-void dm_state_save(struct daemon *d, const char *why)
-{
-	(void)d;
-	(void)why;
-}
-
 void dm_reload(struct daemon *d)
 {
 	struct dm_options n;
@@ -123,6 +113,7 @@ void dm_reload(struct daemon *d)
 	d->opt.socket_mode = n.socket_mode;
 	d->opt.max_clients = n.max_clients;
 	d->opt.events_buffer_kb = n.events_buffer_kb;
+	d->opt.state_interval = n.state_interval;
 	if (ctl_server_reconfigure(d, err, sizeof(err)) < 0)
 		dm_log("SIGHUP: %s", err);
 	d->reloads++;
@@ -149,6 +140,7 @@ int cmd_daemon(int argc, char **argv)
 	char err[1024] = "";
 	sigset_t mask;
 	int r, rc = CT_EXIT_OK;
+	bool ran = false;
 
 	if (!d) {
 		fprintf(stderr, "ctrack daemon: out of memory\n");
@@ -209,12 +201,13 @@ int cmd_daemon(int argc, char **argv)
 	atomic_store(&d->wall_ns, dclock_wall_offset());
 	d->started = dclock_now();
 	dm_settings_changed(d);
-	dm_state_load(d);
 
 	if (ctl_server_open(d, err, sizeof(err)) < 0) {
 		rc = CT_EXIT_INPUT;
 		goto out;
 	}
+	if ((rc = dm_state_load(d, err, sizeof(err))) != CT_EXIT_OK)
+		goto out;
 	if (dm_export_start(d, err, sizeof(err)) < 0) {
 		rc = CT_EXIT_USAGE;
 		goto out;
@@ -267,7 +260,7 @@ int cmd_daemon(int argc, char **argv)
 	sd_notify(0, "READY=1");
 	ctl_server_run(d);
 	sd_notify(0, "STOPPING=1");
-	dm_state_save(d, "stop");
+	ran = true;
 out:
 	if (err[0])
 		fprintf(stderr, "ctrack daemon: %s\n", err);
@@ -283,6 +276,8 @@ out:
 		if (dm_export_stop(d) < 0 && rc == CT_EXIT_OK)
 			rc = CT_EXIT_INTERNAL;
 	}
+	if (ran && dm_state_save(d, "stop") != CT_EXIT_OK)
+		rc = CT_EXIT_INTERNAL;
 	dm_live_close(d);
 	dm_sync_close(d);
 	ctl_server_close(d);

@@ -1112,6 +1112,7 @@ static void tick(struct daemon *d)
 		       drops - s->last_ring_drops, drops);
 		s->last_ring_drops = drops;
 	}
+	dm_state_tick(d);
 }
 
 static void on_signal(struct daemon *d)

@@ -79,6 +79,11 @@ struct dm_options {
 	struct ct_settings set;     /* --set, --sysctl-file, --router */
 	struct ex_opts ex;          /* --ipfix*, --metrics-listen (issue 26) */
 	unsigned export_queue;      /* --export-queue: events for the export */
+	/* --state FILE, --state-interval S (0: only at stop), --state-damaged
+	 * stop|empty (dm_state.c) */
+	char state[PATH_MAX];
+	unsigned state_interval;
+	bool state_damaged_empty;
 	bool have_config;
 	bool check;                 /* --check: parse, report, exit */
 	char sync[2048];            /* --sync SPEC (repeatable, joined with
@@ -182,6 +187,7 @@ struct daemon {
 	_Atomic int64_t wall_ns;    /* dclock_wall_offset(), resampled */
 	_Atomic bool stop;
 	uint64_t reloads;
+	struct dm_state *state;     /* dm_state.c: the periodic saver */
 };
 
 /* worker.c */
@@ -298,12 +304,25 @@ void dm_export_publish_subs(struct daemon *d, const struct dm_sub_stat *s, size_
  */
 int dm_export_stop(struct daemon *d);
 
-/* cmd_daemon.c: the state file's hooks (issue 25 part 3, phase 2: the
- * table is saved here on SIGTERM and every --state-interval, and loaded
- * before the sources start; both are no-ops until the library can export
- * and import whole entries). */
-void dm_state_load(struct daemon *d);
-void dm_state_save(struct daemon *d, const char *why);
+/*
+ * dm_state.c: --state FILE (issue 25 part 3).
+ * dm_state_option - apply --state (@which 0), --state-interval (1) or
+ *   --state-damaged (2) with value @v (options.c; @where names it).
+ * dm_state_load - at start, before the sources: restore FILE into the
+ *   table, timeouts moved by the wall-clock time since the save, and
+ *   start the periodic saver.  A missing FILE starts empty.  Returns 0,
+ *   or an exit status (cli.h) with a message naming the file in @err.
+ * dm_state_tick - the main loop's once-a-second housekeeping: ask the
+ *   saver for a save when the interval is up (never waits for it).
+ * dm_state_save - at stop, with the sources, workers and collector
+ *   stopped: join the saver and write the table as it stands.  Returns 0
+ *   or CT_EXIT_INTERNAL (logged).
+ */
+int dm_state_option(struct dm_options *o, int which, const char *v, const char *where,
+		    char *err, size_t errlen);
+int dm_state_load(struct daemon *d, char *err, size_t errlen);
+void dm_state_tick(struct daemon *d);
+int dm_state_save(struct daemon *d, const char *why);
 
 /* cmd_daemon.c: SIGHUP (reread the options, apply what can change), and
  * the settings changed at run time (set): what depends on them. */

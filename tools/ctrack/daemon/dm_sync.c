@@ -32,6 +32,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "ctrack/record.h"
 #include "dm_sync.h"
 #include "sync/sync_config.h"
 #include "sync/sync_transport.h"
@@ -502,15 +503,6 @@ uint64_t dm_sync_flush(struct daemon *d, enum ct_sync_cache_id which)
 
 /* ---- commit ---- */
 
-#if defined(__has_include)
-#if __has_include("ctrack/record.h")
-#define DM_SYNC_HAVE_RECORD 1
-#endif
-#endif
-
-#ifdef DM_SYNC_HAVE_RECORD
-#include "ctrack/record.h"
-
 struct commit_ctx {
 	struct ct_sync_entry *e;
 	size_t n, cap;
@@ -611,17 +603,3 @@ int dm_sync_commit(struct daemon *d, struct dm_sync_commit_result *res, char *er
 		       ct_record_reason_name(first_why));
 	return 0;
 }
-#else
-/* The whole-entry import is the record layer's (src/record/, branch
- * `record`), not in this build: say so rather than half-commit. */
-int dm_sync_commit(struct daemon *d, struct dm_sync_commit_result *res, char *err,
-		   size_t errlen)
-{
-	(void)d;
-	memset(res, 0, sizeof(*res));
-	snprintf(err, errlen, "sync commit is not built yet: it needs the library's "
-		 "whole-entry import (the record layer, ctrack/record.h), which this build "
-		 "lacks; nothing was changed");
-	return -ENOSYS;
-}
-#endif

@@ -38,6 +38,7 @@ void dm_options_default(struct dm_options *o)
 	o->control_nice = 10;
 	o->export_queue = 65536;
 	ex_opts_init(&o->ex);
+	o->state_interval = 60;
 	ct_settings_default(&o->set);
 	/* the tool's one difference from a fresh kernel namespace, as in
 	 * `ctrack read`: counters are what people look at */
@@ -49,6 +50,7 @@ enum opt_id {
 	O_ADMIN_GROUP, O_SOCKET_MODE, O_RING_MB, O_RING_TIMEOUT, O_MAX_CLIENTS,
 	O_EVENTS_BUFFER, O_EVENT_RING, O_LOOP, O_CONTROL_NICE, O_SET, O_SYSCTL_FILE, O_ROUTER, O_CONFIG, O_CHECK, O_HELP,
 	O_EXPORT_QUEUE, O_SYNC,
+	O_STATE, O_STATE_INTERVAL, O_STATE_DAMAGED,     /* dm_state.c */
 	/* and export.h's EX_OPT_* for the flow export and metrics */
 };
 
@@ -109,6 +111,11 @@ static const struct opt_def defs[] = {
 	{ "sync", O_SYNC, 1, "KEY=VALUE,...",
 	  "join a conntrackd cluster (repeatable; docs/sync.md): e.g. mode=ftfw,"
 	  "transport=udp,iface=eth2,local=ADDR,peer=ADDR" },
+	{ "state", O_STATE, 1, "FILE", "keep the table in FILE across restarts" },
+	{ "state-interval", O_STATE_INTERVAL, 1, "SECONDS",
+	  "save it this often too (default 60; 0: only at stop)" },
+	{ "state-damaged", O_STATE_DAMAGED, 1, "stop|empty",
+	  "a bad FILE stops the start (default) or is kept aside" },
 	{ "config", O_CONFIG, 1, "FILE", "read options from FILE first" },
 	{ "check", O_CHECK, 0, NULL, "check the options and the config file, start nothing" },
 	{ "help", O_HELP, 0, NULL, "this text" },
@@ -335,6 +342,10 @@ static int apply(struct dm_options *o, const struct opt_def *d, const char *v,
 		}
 		o->control_nice = (int)n;
 		return 0;
+	case O_STATE:
+	case O_STATE_INTERVAL:
+	case O_STATE_DAMAGED:
+		return dm_state_option(o, d->id - O_STATE, v, where, err, errlen);
 	case O_EXPORT_QUEUE:
 		if (parse_uint(v, 1024, 1u << 24, &n, 10) < 0) {
 			snprintf(err, errlen, "%s: '%s' is not a number of events from 1024 to "
@@ -571,6 +582,8 @@ const char *dm_options_restart_only(const struct dm_options *a, const struct dm_
 		return "control-nice";
 	if (strcmp(a->sync, b->sync) != 0)
 		return "sync";
+	if (strcmp(a->state, b->state) != 0)
+		return "state";
 	if (a->set.buckets != b->set.buckets)
 		return "set nf_conntrack_buckets";
 	if (!ex_opts_same(&a->ex, &b->ex))
