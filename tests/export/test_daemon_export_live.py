@@ -119,7 +119,9 @@ def main():
     reason = skip_reason()
     if reason:
         print("1..0 # SKIP daemon export, live: %s" % reason)
-        return 77
+        # the plan says skip; meson's TAP reader takes any non-zero
+        # status for an error, whatever the plan says (kdiff.py's --skip-exit 0)
+        return 0
     print("TAP version 13", flush=True)
     workdir = tempfile.mkdtemp(prefix="ctk-dmexport-live-")
     topo = kd_netns.Topology()

@@ -306,7 +306,9 @@ def main(argv):
     reason = skip_reason(args.ctrack)
     if reason:
         print("1..0 # SKIP live oracle: %s" % reason)
-        return SKIP
+        # the plan says skip; meson's TAP reader takes any non-zero
+        # status for an error, whatever the plan says (kdiff.py's --skip-exit 0)
+        return 0
     tap = Tap(details_always=True, detail_lines=None)
     workdir = args.keep or tempfile.mkdtemp(prefix="ctk-live-")
     os.makedirs(workdir, exist_ok=True)

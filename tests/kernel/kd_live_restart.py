@@ -90,7 +90,9 @@ def main(argv):
     reason = kd_live.skip_reason(args.ctrack)
     if reason:
         print("1..0 # SKIP live restart: %s" % reason)
-        return SKIP
+        # the plan says skip; meson's TAP reader takes any non-zero
+        # status for an error, whatever the plan says (kdiff.py's --skip-exit 0)
+        return 0
     tap = kd_live.Tap()
     workdir = args.keep or tempfile.mkdtemp(prefix="ctk-liverst-")
     os.makedirs(workdir, exist_ok=True)

@@ -61,7 +61,7 @@ Checked, each a TAP line:
   kd_nat.py --ctcap CTCAP --nat-xlate NAT_XLATE_REPLAY --nat-probe NAT_PROBE
             --nat-replay NAT_CHOICE_REPLAY --ctrack CTRACK
             [--scenario NAME]... [--out DIR] [--list]
-Exit status 77 (SKIP) when the kernel side cannot run here (not root, no
+TAP "1..0 # SKIP" and exit status 0 when the kernel side cannot run here (not root, no
 network namespaces, nft, conntrack or tcpdump); 1 when a check failed.
 """
 
@@ -1251,7 +1251,9 @@ def main(argv):
     reason = skip_reason(args.ctcap)
     if reason:
         print("1..0 # SKIP kernel NAT oracle: %s" % reason)
-        return SKIP
+        # the plan says skip; meson's TAP reader takes any non-zero
+        # status for an error, whatever the plan says (kdiff.py's --skip-exit 0)
+        return 0
     items = [s for s in SCENARIOS if not args.scenario or s["name"] in args.scenario]
     out = args.out or tempfile.mkdtemp(prefix="ctrack-kdnat-")
     print("TAP version 13")

@@ -1168,7 +1168,7 @@ int ctl_server_reconfigure(struct daemon *d, char *err, size_t errlen)
 	s->admin_gid = ag;
 	s->admin_gid_set = d->opt.admin_group[0] != 0;
 	if (s->lfd >= 0) {
-		if (chown(d->opt.socket_path, (uid_t)-1, s->sock_gid_set ? sg : 0) < 0 ||
+		if (chown(d->opt.socket_path, (uid_t)-1, s->sock_gid_set ? sg : (gid_t)-1) < 0 ||
 		    chmod(d->opt.socket_path, d->opt.socket_mode) < 0) {
 			snprintf(err, errlen, "--socket %s: cannot set its group and mode: %s",
 				 d->opt.socket_path, strerror(errno));
