@@ -319,7 +319,10 @@ static void do_accept(struct daemon *d)
 		}
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &gl) == 0)
 			ng = (int)(gl / sizeof(gid_t));
-		member = cr.uid == 0 || (s->sock_gid_set && in_group(s->sock_gid, cr.gid, groups, ng));
+		/* root, the daemon's own user (a daemon a user runs for
+		 * themselves, e.g. over a capture) and the socket group */
+		member = cr.uid == 0 || cr.uid == geteuid() ||
+			 (s->sock_gid_set && in_group(s->sock_gid, cr.gid, groups, ng));
 		if (!member || s->n_clients >= d->opt.max_clients) {
 			char line[512];
 			int n;
@@ -358,7 +361,7 @@ static void do_accept(struct daemon *d)
 		c->uid = cr.uid;
 		c->gid = cr.gid;
 		c->root = cr.uid == 0;
-		c->admin = c->root || (s->admin_gid_set && in_group(s->admin_gid, cr.gid, groups, ng));
+		c->admin = c->root || cr.uid == geteuid() || (s->admin_gid_set && in_group(s->admin_gid, cr.gid, groups, ng));
 		c->next = s->clients;
 		if (s->clients)
 			s->clients->prev = c;
