@@ -24,7 +24,7 @@
  * (the reverse flags before the forward ones: nfdump 1.7.1 reads a
  * reverse element it does not know as the forward one, so the later,
  * forward value wins there - docs/export.md).  The NAT elements come
- * last, so a NAT record is a plain record with 8 (IPv4 + ports), 4
+ * last, so a NAT record is a plain record with 12 (IPv4 with ports), 8
  * (IPv4 ICMP), 36 or 32 bytes after it; ICMP NAT records carry no
  * post-NAT id, as the ICMP records carry no id (docs/export.md).
  * natEvent (230) is not sent: docs/export.md says why.
@@ -115,7 +115,7 @@ size_t ipfix_enc_templates(const struct ipfix_enc *e, uint8_t *out, size_t cap,
 			   uint32_t export_s);
 /* ... or half of them (@part 0: the plain four, 1: the NAT four; 0 for a
  * part the session does not have), for messages smaller than all eight
- * (692 bytes for biflows): at most 340 bytes a part. */
+ * (692 bytes for biflows): 332 and 380 bytes. */
 size_t ipfix_enc_templates_part(const struct ipfix_enc *e, unsigned part, uint8_t *out,
 				size_t cap, uint32_t export_s);
 
