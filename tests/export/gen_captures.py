@@ -36,14 +36,31 @@ def frame(src, dst, proto, l4):
 
 
 def pseudo(src, dst, proto, length):
+    if ":" in src:
+        return ip6(src) + ip6(dst) + struct.pack("!IxxxB", length, proto)
     return ip4(src) + ip4(dst) + struct.pack("!BBH", 0, proto, length)
+
+
+def ip6(a):
+    import ipaddress
+    return ipaddress.IPv6Address(a).packed
+
+
+def frame6(src, dst, nh, l4):
+    ip = struct.pack("!IHBB16s16s", 6 << 28, len(l4), nh, 64, ip6(src), ip6(dst))
+    return b"\x02\0\0\0\0\x02" + b"\x02\0\0\0\0\x01" + b"\x86\xdd" + ip + l4
+
+
+def l3(src, dst, proto, l4):
+    """An Ethernet frame of IPv4 or IPv6 (by the address) around @l4."""
+    return (frame6 if ":" in src else frame)(src, dst, proto, l4)
 
 
 def udp(src, dst, sport, dport, payload=b"x" * 16):
     u = bytearray(struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload)
     c = csum(pseudo(src, dst, 17, len(u)) + bytes(u)) or 0xffff
     struct.pack_into("!H", u, 6, c)
-    return frame(src, dst, 17, bytes(u))
+    return l3(src, dst, 17, bytes(u))
 
 
 TCP_F = {"F": 1, "S": 2, "R": 4, "P": 8, "A": 16}
@@ -54,7 +71,17 @@ def tcp(src, dst, sport, dport, flags, seq=0, ack=0, payload=b""):
     t = bytearray(struct.pack("!HHIIBBHHH", sport, dport, seq, ack, 5 << 4, fl, 65535, 0, 0)
                   + payload)
     struct.pack_into("!H", t, 16, csum(pseudo(src, dst, 6, len(t)) + bytes(t)))
-    return frame(src, dst, 6, bytes(t))
+    return l3(src, dst, 6, bytes(t))
+
+
+def echo(src, dst, typ, ident, seq=1, payload=b"ping" * 8):
+    """An ICMP echo (type 8 request, 0 reply) or, between IPv6
+    addresses, ICMPv6 (128, 129) with its pseudo-header checksum."""
+    v6 = ":" in src
+    m = bytearray(struct.pack("!BBHHH", typ, 0, 0, ident, seq) + payload)
+    c = csum((pseudo(src, dst, 58, len(m)) if v6 else b"") + bytes(m))
+    struct.pack_into("!H", m, 2, c)
+    return l3(src, dst, 58 if v6 else 1, bytes(m))
 
 
 def write_pcap(path, packets):

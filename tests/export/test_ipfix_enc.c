@@ -29,7 +29,7 @@
 
 #include "export/ipfix_enc.h"
 
-enum { SF_BI = 1, SF_V4 = 2, SF_V6 = 4, SF_PORTS = 8, SF_ICMP = 16, SF_PAD = 32 };
+enum { SF_BI = 1, SF_V4 = 2, SF_V6 = 4, SF_PORTS = 8, SF_ICMP = 16, SF_PAD = 32, SF_NAT = 64 };
 
 static fbInfoElementSpec_t spec[] = {
 	{ "flowStartMilliseconds", 8, 0 },
@@ -53,6 +53,14 @@ static fbInfoElementSpec_t spec[] = {
 	{ "protocolIdentifier", 1, 0 },
 	{ "flowEndReason", 1, 0 },
 	{ "paddingOctets", 6, SF_PAD },
+	/* RFC 8158, by libfixbuf's names */
+	{ "postNATSourceIPv4Address", 4, SF_NAT | SF_V4 },
+	{ "postNATDestinationIPv4Address", 4, SF_NAT | SF_V4 },
+	{ "postNATSourceIPv6Address", 16, SF_NAT | SF_V6 },
+	{ "postNATDestinationIPv6Address", 16, SF_NAT | SF_V6 },
+	{ "postNAPTSourceTransportPort", 2, SF_NAT | SF_PORTS },
+	{ "postNAPTDestinationTransportPort", 2, SF_NAT | SF_PORTS },
+	{ "paddingOctets", 4, SF_PAD },
 	FB_IESPEC_NULL
 };
 
@@ -64,8 +72,13 @@ struct fbrec {
 	uint32_t vrf;
 	uint16_t sport, dport, icmp4, icmp6, r_tcp_flags, tcp_flags;
 	uint8_t proto, reason, pad[6];
+	uint32_t nsrc4, ndst4;
+	uint8_t nsrc6[16], ndst6[16];
+	uint16_t nsport, ndport;
+	uint8_t pad2[4];
 };
-_Static_assert(sizeof(struct fbrec) == 120, "struct fbrec must match the spec");
+_Static_assert(sizeof(struct fbrec) == 168, "struct fbrec must match the spec");
+_Static_assert(offsetof(struct fbrec, nsrc4) == 120, "struct fbrec must match the spec");
 
 /* ---- a stream of messages, read back as a collector reads it ---- */
 
@@ -165,7 +178,7 @@ static void random_rec(uint64_t *st, struct ipfix_rec *r, unsigned i)
 	uint64_t edge[] = { 0, 1, UINT64_MAX, 0x0102030405060708ull };
 
 	memset(r, 0, sizeof(*r));
-	r->tmpl = (uint8_t)(rnd(st) & (IPFIX_T_V6 | IPFIX_T_ICMP));
+	r->tmpl = (uint8_t)(rnd(st) & (IPFIX_T_V6 | IPFIX_T_ICMP | IPFIX_T_NAT));
 	/* every fourth record has its counters at an extreme */
 	r->start_ms = i % 4 ? rnd(st) : edge[i / 4 % 4];
 	r->end_ms = rnd(st);
@@ -186,11 +199,37 @@ static void random_rec(uint64_t *st, struct ipfix_rec *r, unsigned i)
 	r->r_tcp_flags = (uint16_t)(rnd(st) & 0xff);
 	r->proto = (uint8_t)rnd(st);
 	r->reason = (uint8_t)(1 + rnd(st) % 5);
+	for (int k = 0; k < 16; k++) {
+		r->nat_src[k] = (uint8_t)rnd(st);
+		r->nat_dst[k] = (uint8_t)rnd(st);
+	}
+	r->nat_sport = (uint16_t)rnd(st);
+	r->nat_dport = i % 4 ? (uint16_t)rnd(st) : UINT16_MAX;
+}
+
+/* The template bits a record goes out with: its own, less NAT for a
+ * session without NAT (the encoder ignores the bit there). */
+static unsigned rec_tmpl(const struct ipfix_rec *r, bool nat)
+{
+	return r->tmpl & (nat ? 0xffu : (unsigned)~IPFIX_T_NAT);
 }
 
 static void to_fb(const struct ipfix_rec *r, struct fbrec *f)
 {
 	memset(f, 0, sizeof(*f));
+	if (r->tmpl & IPFIX_T_NAT) {
+		if (r->tmpl & IPFIX_T_V6) {
+			memcpy(f->nsrc6, r->nat_src, 16);
+			memcpy(f->ndst6, r->nat_dst, 16);
+		} else {
+			f->nsrc4 = rd32(r->nat_src);
+			f->ndst4 = rd32(r->nat_dst);
+		}
+		if (!(r->tmpl & IPFIX_T_ICMP)) {
+			f->nsport = r->nat_sport;
+			f->ndport = r->nat_dport;
+		}
+	}
 	f->start_ms = r->start_ms;
 	f->end_ms = r->end_ms;
 	f->octets = r->octets;
@@ -229,7 +268,7 @@ struct fb {
 	fBuf_t *buf;
 	uint8_t msg[65536];
 	uint16_t cur;
-	bool bi;
+	bool bi, nat;
 };
 
 static void fb_add_tmpl(struct fb *f, bool internal, uint16_t tid, uint32_t flags)
@@ -241,20 +280,25 @@ static void fb_add_tmpl(struct fb *f, bool internal, uint16_t tid, uint32_t flag
 	assert_true(fbSessionAddTemplate(f->session, internal, tid, t, &e));
 }
 
-static void fb_open(struct fb *f, bool bi, uint32_t domain, uint16_t mtu)
+static void fb_open(struct fb *f, bool bi, bool nat, uint32_t domain, uint16_t mtu)
 {
 	uint32_t b = bi ? SF_BI : 0;
 
 	memset(f, 0, sizeof(*f));
 	f->bi = bi;
+	f->nat = nat;
 	f->model = fbInfoModelAlloc();
 	f->session = fbSessionAlloc(f->model);
 	fbSessionSetDomain(f->session, domain);
 	fb_add_tmpl(f, true, 256, UINT32_MAX);
-	for (unsigned k = 0; k < 4; k++)
-		fb_add_tmpl(f, false, (uint16_t)(IPFIX_TID_BASE + (bi ? IPFIX_T_BI : 0) + k),
+	for (unsigned k = 0; k < (nat ? 16u : 8u); k++) {
+		if ((k & IPFIX_T_BI) != (bi ? IPFIX_T_BI : 0u))
+			continue;
+		fb_add_tmpl(f, false, (uint16_t)(IPFIX_TID_BASE + k),
 			    b | ((k & IPFIX_T_V6) ? SF_V6 : SF_V4) |
-			    ((k & IPFIX_T_ICMP) ? SF_ICMP : SF_PORTS));
+			    ((k & IPFIX_T_ICMP) ? SF_ICMP : SF_PORTS) |
+			    ((k & IPFIX_T_NAT) ? SF_NAT : 0));
+	}
 	f->exp = fbExporterAllocBuffer(f->msg, mtu);
 	f->buf = fBufAllocForExport(f->session, f->exp);
 	fBufSetAutomaticMode(f->buf, FALSE);
@@ -289,7 +333,7 @@ static void fb_append(struct fb *f, struct stream *s, const struct ipfix_rec *r,
 		      uint32_t domain)
 {
 	struct fbrec fr;
-	uint16_t tid = (uint16_t)(IPFIX_TID_BASE + (f->bi ? IPFIX_T_BI : 0) + r->tmpl);
+	uint16_t tid = (uint16_t)(IPFIX_TID_BASE + (f->bi ? IPFIX_T_BI : 0) + rec_tmpl(r, f->nat));
 	GError *e = NULL;
 
 	to_fb(r, &fr);
@@ -315,21 +359,21 @@ static void fb_close(struct fb *f)
 
 /* ---- the comparison ---- */
 
-static void compare(bool bi, uint32_t mtu, unsigned n, uint64_t seed)
+static void compare(bool bi, bool nat, uint32_t mtu, unsigned n, uint64_t seed)
 {
 	static struct fb f;
 	struct stream a = { 0 }, b = { 0 };
 	struct ipfix_enc e;
-	uint8_t *buf = malloc(mtu), tbuf[512];
+	uint8_t *buf = malloc(mtu), tbuf[IPFIX_TMPL_MSG_MAX];
 	uint32_t domain = (uint32_t)(seed * 2654435761u);
 	size_t len;
 
 	assert_non_null(buf);
-	ipfix_enc_init(&e, buf, mtu, domain, bi);
+	ipfix_enc_init(&e, buf, mtu, domain, bi, nat);
 	len = ipfix_enc_templates(&e, tbuf, sizeof(tbuf), 1700000000u);
 	assert_true(len > 0);
 	read_msg(&a, tbuf, len, domain);
-	fb_open(&f, bi, domain, (uint16_t)mtu);
+	fb_open(&f, bi, nat, domain, (uint16_t)mtu);
 	fb_templates(&f, &b, domain);
 	for (unsigned i = 0; i < n; i++) {
 		struct ipfix_rec r;
@@ -347,9 +391,9 @@ static void compare(bool bi, uint32_t mtu, unsigned n, uint64_t seed)
 	if (len)
 		read_msg(&a, buf, len, domain);
 	fb_emit(&f, &b, domain);
-	/* the same four templates, field for field */
+	/* the same four (eight) templates, field for field */
 	for (unsigned t = 0; t < IPFIX_T_COUNT; t++) {
-		bool mine = bi == !!(t & IPFIX_T_BI);
+		bool mine = bi == !!(t & IPFIX_T_BI) && (nat || !(t & IPFIX_T_NAT));
 
 		assert_int_equal(a.tmpl_len[t], mine ? b.tmpl_len[t] : 0);
 		assert_int_equal(b.tmpl_len[t] > 0, mine);
@@ -370,21 +414,57 @@ static void compare(bool bi, uint32_t mtu, unsigned n, uint64_t seed)
 static void biflows_over_udp_equal_libfixbuf(void **st)
 {
 	(void)st;
-	compare(true, 1400, 5000, 1);
+	compare(true, false, 1400, 5000, 1);
 }
 
 static void uniflows_over_udp_equal_libfixbuf(void **st)
 {
 	(void)st;
-	compare(false, 1400, 5000, 2);
+	compare(false, false, 1400, 5000, 2);
+}
+
+/* NAT sessions: plain and NAT records mixed, eight templates */
+static void nat_biflows_and_uniflows_equal_libfixbuf(void **st)
+{
+	(void)st;
+	compare(true, true, 1400, 5000, 11);
+	compare(false, true, 1400, 5000, 12);
+	compare(true, true, 16384, 20000, 13);
 }
 
 static void the_smallest_and_largest_messages_equal_libfixbuf(void **st)
 {
 	(void)st;
-	compare(true, 512, 2000, 3);
-	compare(false, 512, 2000, 4);
-	compare(true, 16384, 20000, 5);   /* TCP's message size */
+	compare(true, false, 512, 2000, 3);
+	compare(false, false, 512, 2000, 4);
+	compare(true, false, 16384, 20000, 5);   /* TCP's message size */
+	compare(false, true, 512, 2000, 6);
+}
+
+/* A NAT session's eight biflow templates (692 bytes) do not fit a
+ * 512-byte message; its two halves do, and together they are the same
+ * template records as the whole message, in the same order. */
+static void nat_templates_split_into_two_messages_when_needed(void **st)
+{
+	uint8_t buf[512], whole[IPFIX_TMPL_MSG_MAX], part[2][512];
+	struct ipfix_enc e;
+	size_t lw, l0, l1;
+
+	(void)st;
+	ipfix_enc_init(&e, buf, sizeof(buf), 7, true, true);
+	lw = ipfix_enc_templates(&e, whole, sizeof(whole), 0);
+	assert_true(lw > 512);
+	assert_int_equal(ipfix_enc_templates(&e, part[0], 512, 0), 0);
+	l0 = ipfix_enc_templates_part(&e, 0, part[0], 512, 0);
+	l1 = ipfix_enc_templates_part(&e, 1, part[1], 512, 0);
+	assert_true(l0 > 0 && l1 > 0);
+	assert_int_equal(l0 + l1 - 2 * (IPFIX_MSG_HDR + IPFIX_SET_HDR),
+			 lw - (IPFIX_MSG_HDR + IPFIX_SET_HDR));
+	assert_memory_equal(part[0] + 20, whole + 20, l0 - 20);
+	assert_memory_equal(part[1] + 20, whole + l0, l1 - 20);
+	/* a session without NAT has no second half */
+	ipfix_enc_init(&e, buf, sizeof(buf), 7, true, false);
+	assert_int_equal(ipfix_enc_templates_part(&e, 1, part[1], 512, 0), 0);
 }
 
 static void a_full_message_takes_no_record_and_loses_none(void **st)
@@ -396,7 +476,7 @@ static void a_full_message_takes_no_record_and_loses_none(void **st)
 	unsigned added = 0, msgs = 0;
 
 	(void)st;
-	ipfix_enc_init(&e, buf, sizeof(buf), 7, true);
+	ipfix_enc_init(&e, buf, sizeof(buf), 7, true, true);
 	assert_int_equal(ipfix_enc_finish(&e, 0), 0);   /* nothing to send */
 	for (unsigned i = 0; i < 100; i++) {
 		random_rec(&seed, &r, i);
@@ -419,7 +499,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(biflows_over_udp_equal_libfixbuf),
 		cmocka_unit_test(uniflows_over_udp_equal_libfixbuf),
+		cmocka_unit_test(nat_biflows_and_uniflows_equal_libfixbuf),
 		cmocka_unit_test(the_smallest_and_largest_messages_equal_libfixbuf),
+		cmocka_unit_test(nat_templates_split_into_two_messages_when_needed),
 		cmocka_unit_test(a_full_message_takes_no_record_and_loses_none),
 	};
 

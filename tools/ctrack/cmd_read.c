@@ -38,6 +38,7 @@
 #include "capture.h"
 #include "cli.h"
 #include "export/export.h"
+#include "export/metrics_nat.h"
 #include "format.h"
 #include "read_nat.h"
 #include "read_state.h"
@@ -76,6 +77,7 @@ struct read_state {
 	struct ex_opts xo;
 	struct ex_sinks sinks;
 	struct ex_state *xs;
+	struct metrics_nat *nat_metrics;  /* --nat with metrics: published copy */
 	int progress;               /* -1 auto, 0 off, 1 on */
 	enum zone_by zone_by;
 	int bad_linktypes[8];
@@ -230,6 +232,24 @@ static void track(struct read_state *rs, struct ct_packet *pkt)
 	note_next_due(rs);
 }
 
+/* The NAT's counters to the metrics page (metrics_nat.h: a scrape runs
+ * on another thread, so it reads a copy). */
+static void publish_nat(struct read_state *rs)
+{
+	const struct read_nat *n = &rs->nat;
+	struct metrics_nat_counts c = {
+		.first_packets = n->pending,
+		.dnat = n->dnat, .snat = n->snat, .masquerade = n->masq,
+		.confirmed = n->confirmed, .merged = n->merged, .reply_only = n->reply_only,
+		.refused = n->refused, .setup_errors = n->setup_err,
+		.translated_packets = n->written, .translated_frames = n->fragments_out,
+		.not_forwarded = n->not_forwarded,
+	};
+
+	memcpy(c.translation_drops, n->xlate_drop, sizeof(c.translation_drops));
+	metrics_nat_publish(rs->nat_metrics, &c);
+}
+
 /* One packet through the NAT (read_nat.c), at its own time, not in a
  * burst: its first packet is bound and confirmed before the next one is
  * looked at. */
@@ -239,6 +259,8 @@ static void track_nat(struct read_state *rs, struct ct_packet *pkt, const uint8_
 	collect_if_due(rs);
 	read_nat_track(&rs->nat, rs->thr, pkt, frame, caplen, rs->now, iif);
 	note_next_due(rs);
+	if (rs->nat_metrics)
+		publish_nat(rs);
 }
 
 static void note_bad_link(struct read_state *rs, const char *file, int lt)
@@ -920,6 +942,15 @@ int cmd_read(int argc, char **argv)
 		rs.exit_code = CT_EXIT_USAGE;
 		goto out;
 	}
+	if (rs.nat.on && ex_state_metrics(rs.xs)) {
+		rs.nat_metrics = metrics_nat_create(ex_state_metrics(rs.xs));
+		if (!rs.nat_metrics) {
+			fprintf(stderr, "ctrack: out of memory\n");
+			rs.exit_code = CT_EXIT_INTERNAL;
+			goto out;
+		}
+		publish_nat(&rs);
+	}
 	if (rs.events || ex_wants_events(&rs.xo)) {
 		ct_table_set_event_handler(rs.t, on_event, &rs);
 		/* IPFIX alone needs DESTROY only: NEW and UPDATE are then not
@@ -949,6 +980,8 @@ int cmd_read(int argc, char **argv)
 
 	if (rs.have_now)
 		run_gc(&rs, rs.now);
+	if (rs.nat_metrics)
+		publish_nat(&rs);
 	if (ex_finish(rs.xs, &rs.sinks, rs.thr, rs.now) < 0 && rs.exit_code < CT_EXIT_INTERNAL)
 		rs.exit_code = CT_EXIT_INTERNAL;
 	if (rs.save_state) {
@@ -987,6 +1020,7 @@ int cmd_read(int argc, char **argv)
 
 out:
 	ex_stop(rs.xs, &rs.sinks);
+	metrics_nat_destroy(rs.nat_metrics);   /* after the listener stopped */
 	ct_table_set_event_handler(rs.t, NULL, NULL);
 	read_nat_close(&rs.nat);
 	ct_defrag_destroy(rs.defrag);

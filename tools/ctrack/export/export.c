@@ -183,8 +183,9 @@ void ex_opts_usage(FILE *out)
 	      out);
 }
 
-void ex_table_config(const struct ex_opts *o, struct ct_table_config *cfg)
+void ex_table_config(struct ex_opts *o, struct ct_table_config *cfg)
 {
+	o->ipfix_cfg.nat = cfg->nat;
 	if (o->ipfix[0] || o->report[0])
 		cfg->tcp_flags = true;
 }

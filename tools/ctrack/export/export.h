@@ -89,8 +89,10 @@ bool ex_opts_same(const struct ex_opts *a, const struct ex_opts *b);
 void ex_opts_usage(FILE *out);
 
 /* The table settings the sinks need: TCP flags for IPFIX; first and last
- * packet times and counters are the caller's (ctrack read keeps both). */
-void ex_table_config(const struct ex_opts *o, struct ct_table_config *cfg);
+ * packet times and counters are the caller's (ctrack read keeps both).
+ * Call it after setting cfg->nat: the IPFIX sink then announces the NAT
+ * templates (@o's ipfix_cfg.nat is set from it). */
+void ex_table_config(struct ex_opts *o, struct ct_table_config *cfg);
 
 /* True when an event handler must be installed for the sinks. */
 bool ex_wants_events(const struct ex_opts *o);

@@ -64,7 +64,7 @@ struct ipfix_sink {
 	struct ipfix_enc enc;
 	GHashTable *reported;          /* flow_key -> struct reported */
 	uint8_t *msg;                  /* the data message being built */
-	uint8_t tmsg[512];             /* the templates' message */
+	uint8_t tmsg[IPFIX_TMPL_MSG_MAX];   /* the templates' message */
 	uint32_t msg_size;
 	uint32_t msgs_since_templates;
 	uint64_t templates_at_ms;      /* monotonic ms of the last template send */
@@ -141,6 +141,37 @@ static void set_tuple(struct ipfix_rec *r, const struct ct_tuple *t)
 	r->vrf = t->zone;
 }
 
+/*
+ * The post-NAT elements of a record whose tuple is one direction of a
+ * NATed connection: what that direction's packets become, which is the
+ * other direction's tuple inverted (@other: the reply tuple for the
+ * original direction's record, the original tuple for the reply's).
+ * So for a biflow or the original direction: postNATSource = reply.dst,
+ * postNATDestination = reply.src, postNAPTSource = reply.dport,
+ * postNAPTDestination = reply.sport (docs/export.md has the table).
+ * Connections without a binding that changed a tuple (CT_ST_NAT_MASK:
+ * no NAT, or the null binding) keep the plain template.
+ */
+static void set_post_nat(struct ipfix_rec *r, const struct ct_conn_info *ci,
+			 const struct ct_tuple *other)
+{
+	if (!(ci->status & CT_ST_NAT_MASK))
+		return;
+	r->tmpl |= IPFIX_T_NAT;
+	if (other->l3 == CT_L3_IPV6) {
+		memcpy(r->nat_src, other->dst.ip6, 16);
+		memcpy(r->nat_dst, other->src.ip6, 16);
+	} else {
+		memcpy(r->nat_src, &other->dst.ip4, 4);
+		memcpy(r->nat_dst, &other->src.ip4, 4);
+	}
+	r->nat_sport = r->nat_dport = 0;
+	if (!is_icmp(other) && has_ports(other->l4)) {
+		r->nat_sport = other->dport;
+		r->nat_dport = other->sport;
+	}
+}
+
 /* ---- messages ---- */
 
 /* Every template, in a message of their own (RFC 7011 8: a collector
@@ -148,14 +179,24 @@ static void set_tuple(struct ipfix_rec *r, const struct ct_tuple *t)
  * sent again, 10.3.6, for a collector that started late or lost it). */
 static int send_templates(struct ipfix_sink *x)
 {
-	size_t len = ipfix_enc_templates(&x->enc, x->tmsg, sizeof(x->tmsg), export_s());
+	size_t cap = sizeof(x->tmsg) < x->msg_size ? sizeof(x->tmsg) : x->msg_size;
+	size_t len = ipfix_enc_templates(&x->enc, x->tmsg, cap, export_s());
 
-	if (!len) {
-		inc(&x->st.encode_errors, 1);
-		return -EIO;
+	if (len) {
+		ipfix_xport_send(x->x, x->tmsg, len);
+	} else {
+		/* a NAT session's eight templates in a message smaller than
+		 * them (--ipfix-mtu 512): the plain four, then the NAT four */
+		for (unsigned part = 0; part < (x->enc.nat ? 2u : 1u); part++) {
+			len = ipfix_enc_templates_part(&x->enc, part, x->tmsg, cap, export_s());
+			if (!len) {
+				inc(&x->st.encode_errors, 1);
+				return -EIO;
+			}
+			ipfix_xport_send(x->x, x->tmsg, len);
+		}
 	}
 	inc(&x->st.template_sends, 1);
-	ipfix_xport_send(x->x, x->tmsg, len);
 	x->msgs_since_templates = 0;
 	x->templates_at_ms = mono_ms();
 	return 0;
@@ -256,6 +297,8 @@ static unsigned report(struct ipfix_sink *x, const struct ct_conn_info *ci,
 	r.flow_id = ci->id;
 	r.reason = reason;
 	set_tuple(&r, &ci->orig);
+	if (x->cfg.nat)
+		set_post_nat(&r, ci, &ci->reply);
 	r.packets = dp[0];
 	r.octets = db[0];
 	r.tcp_flags = ci->tcp_flags[0];
@@ -276,6 +319,8 @@ static unsigned report(struct ipfix_sink *x, const struct ct_conn_info *ci,
 	}
 	if (dp[1]) {
 		set_tuple(&r, &ci->reply);
+		if (x->cfg.nat)
+			set_post_nat(&r, ci, &ci->orig);
 		r.packets = dp[1];
 		r.octets = db[1];
 		r.tcp_flags = ci->tcp_flags[1];
@@ -485,7 +530,7 @@ struct ex_sink *ipfix_sink_create(const struct ipfix_config *cfg, char *err, siz
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	ipfix_enc_init(&x->enc, x->msg, x->msg_size, cfg->domain, !cfg->uniflow);
+	ipfix_enc_init(&x->enc, x->msg, x->msg_size, cfg->domain, !cfg->uniflow, cfg->nat);
 	if (x->active_ns)
 		x->reported = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
 	if (send_templates(x) < 0) {

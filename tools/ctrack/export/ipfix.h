@@ -12,8 +12,10 @@
  * record, so a collector's sum over a flow's records is the connection's
  * counters), flowStart/EndMilliseconds (first and last packet),
  * flowEndReason, tcpControlBits of each direction, ingressVRFID (the
- * conntrack zone) and flowId (the conntrack id).  docs/export.md maps
- * each field and reason.
+ * conntrack zone) and flowId (the conntrack id); when the table does
+ * NAT, a connection whose binding changed a tuple also carries the
+ * post-NAT addresses and ports (RFC 8158: postNATSourceIPv4Address ...).
+ * docs/export.md maps each field and reason.
  *
  * Which flowEndReason:
  *   idle timeout (1)      the entry timed out (not a closed TCP one)
@@ -45,6 +47,10 @@ struct ipfix_config {
 	const char *port;
 	bool uniflow;                  /* two records instead of a biflow */
 	bool no_final;                 /* finish: leave open connections out */
+	bool nat;                      /* the table does NAT: NATed connections'
+					* records carry RFC 8158's post-NAT
+					* addresses and ports, in templates of
+					* their own (ex_table_config sets it) */
 	uint32_t active_timeout_s;     /* 0: no periodic records */
 	uint32_t template_refresh_s;   /* UDP: templates again after this
 					* many seconds of wall clock (0: 60) */

@@ -28,6 +28,7 @@ enum {
 	W_V6 = 4,
 	W_PORTS = 8,   /* only without ICMP */
 	W_ICMP = 16,
+	W_NAT = 32,    /* only in NAT templates */
 };
 
 struct elem {
@@ -59,10 +60,14 @@ static const struct elem elems[] = {
 	{ 6, 2, 0, 0 },                            /* tcpControlBits */
 	{ 4, 1, 0, 0 },                            /* protocolIdentifier */
 	{ 136, 1, 0, 0 },                          /* flowEndReason */
-	/* RFC 8158 NAT elements (postNATSourceIPv4Address 225, ...,
-	 * natEvent 230) go here, behind a W_NAT bit, once the NAT stage
-	 * reports bindings in ct_conn_info; put_rec() writes them at the
-	 * same place */
+	/* RFC 8158 (IANA's registry): after everything else, so that a NAT
+	 * record starts as the plain one of its family does */
+	{ 225, 4, 0, W_NAT | W_V4 },               /* postNATSourceIPv4Address */
+	{ 226, 4, 0, W_NAT | W_V4 },               /* postNATDestinationIPv4Address */
+	{ 281, 16, 0, W_NAT | W_V6 },              /* postNATSourceIPv6Address */
+	{ 282, 16, 0, W_NAT | W_V6 },              /* postNATDestinationIPv6Address */
+	{ 227, 2, 0, W_NAT | W_PORTS },            /* postNAPTSourceTransportPort */
+	{ 228, 2, 0, W_NAT | W_PORTS },            /* postNAPTDestinationTransportPort */
 };
 
 #define N_ELEMS (sizeof(elems) / sizeof(elems[0]))
@@ -70,7 +75,7 @@ static const struct elem elems[] = {
 static unsigned when_of(unsigned tmpl)
 {
 	return ((tmpl & IPFIX_T_BI) ? W_BI : 0) | ((tmpl & IPFIX_T_V6) ? W_V6 : W_V4) |
-	       ((tmpl & IPFIX_T_ICMP) ? W_ICMP : W_PORTS);
+	       ((tmpl & IPFIX_T_ICMP) ? W_ICMP : W_PORTS) | ((tmpl & IPFIX_T_NAT) ? W_NAT : 0);
 }
 
 static bool in_tmpl(const struct elem *el, unsigned tmpl)
@@ -110,7 +115,7 @@ static inline uint8_t *put64(uint8_t *p, uint64_t v)
 }
 
 void ipfix_enc_init(struct ipfix_enc *e, uint8_t *buf, uint32_t cap, uint32_t domain,
-		    bool biflow)
+		    bool biflow, bool nat)
 {
 	memset(e, 0, sizeof(*e));
 	e->buf = buf;
@@ -118,6 +123,7 @@ void ipfix_enc_init(struct ipfix_enc *e, uint8_t *buf, uint32_t cap, uint32_t do
 	e->len = IPFIX_MSG_HDR;
 	e->domain = domain;
 	e->biflow = biflow;
+	e->nat = nat;
 	for (unsigned t = 0; t < IPFIX_T_COUNT; t++)
 		e->rec_len[t] = (uint16_t)ipfix_enc_rec_len(t);
 }
@@ -132,23 +138,31 @@ static void put_header(uint8_t *p, size_t len, uint32_t export_s, uint32_t seq,
 	put32(p, domain);
 }
 
-size_t ipfix_enc_templates(const struct ipfix_enc *e, uint8_t *out, size_t cap,
-			   uint32_t export_s)
+/* The session's @k-th template (k < 4, or < 8 with NAT): bits V6 and
+ * ICMP from k's low bits, NAT from its third. */
+static unsigned kind_tmpl(unsigned base, unsigned k)
+{
+	return base | (k & (IPFIX_T_V6 | IPFIX_T_ICMP)) | ((k & 4) ? IPFIX_T_NAT : 0);
+}
+
+/* The session's templates k0 .. k1 - 1 (kind_tmpl) in one message. */
+static size_t templates(const struct ipfix_enc *e, uint8_t *out, size_t cap,
+			uint32_t export_s, unsigned k0, unsigned k1)
 {
 	uint8_t *p = out + IPFIX_MSG_HDR + IPFIX_SET_HDR;
 	unsigned base = e->biflow ? IPFIX_T_BI : 0;
 	size_t need = IPFIX_MSG_HDR + IPFIX_SET_HDR;
 
-	for (unsigned k = 0; k < 4; k++) {
+	for (unsigned k = k0; k < k1; k++) {
 		need += 4;
 		for (size_t i = 0; i < N_ELEMS; i++)
-			if (in_tmpl(&elems[i], base | k))
+			if (in_tmpl(&elems[i], kind_tmpl(base, k)))
 				need += elems[i].pen ? 8 : 4;
 	}
 	if (need > cap || need > UINT16_MAX)
 		return 0;
-	for (unsigned k = 0; k < 4; k++) {
-		unsigned tmpl = base | k, n = 0;
+	for (unsigned k = k0; k < k1; k++) {
+		unsigned tmpl = kind_tmpl(base, k), n = 0;
 		uint8_t *count;
 
 		p = put16(p, (uint16_t)(IPFIX_TID_BASE + tmpl));
@@ -172,6 +186,20 @@ size_t ipfix_enc_templates(const struct ipfix_enc *e, uint8_t *out, size_t cap,
 	put16(out + IPFIX_MSG_HDR + 2, (uint16_t)(need - IPFIX_MSG_HDR));
 	put_header(out, need, export_s, e->seq, e->domain);
 	return need;
+}
+
+size_t ipfix_enc_templates(const struct ipfix_enc *e, uint8_t *out, size_t cap,
+			   uint32_t export_s)
+{
+	return templates(e, out, cap, export_s, 0, e->nat ? 8 : 4);
+}
+
+size_t ipfix_enc_templates_part(const struct ipfix_enc *e, unsigned part, uint8_t *out,
+				size_t cap, uint32_t export_s)
+{
+	if (part > 1 || (part == 1 && !e->nat))
+		return 0;
+	return templates(e, out, cap, export_s, part * 4, part * 4 + 4);
 }
 
 /* The record, in the element table's order; returns the end. */
@@ -207,13 +235,28 @@ static uint8_t *put_rec(uint8_t *p, const struct ipfix_rec *r, unsigned tmpl)
 	p = put16(p, r->tcp_flags);
 	*p++ = r->proto;
 	*p++ = r->reason;
-	/* RFC 8158 NAT elements: here (see the element table) */
+	if (tmpl & IPFIX_T_NAT) {
+		if (tmpl & IPFIX_T_V6) {
+			memcpy(p, r->nat_src, 16);
+			memcpy(p + 16, r->nat_dst, 16);
+			p += 32;
+		} else {
+			memcpy(p, r->nat_src, 4);
+			memcpy(p + 4, r->nat_dst, 4);
+			p += 8;
+		}
+		if (!(tmpl & IPFIX_T_ICMP)) {
+			p = put16(p, r->nat_sport);
+			p = put16(p, r->nat_dport);
+		}
+	}
 	return p;
 }
 
 bool ipfix_enc_add(struct ipfix_enc *e, const struct ipfix_rec *r)
 {
-	unsigned tmpl = (r->tmpl & (IPFIX_T_V6 | IPFIX_T_ICMP)) | (e->biflow ? IPFIX_T_BI : 0);
+	unsigned tmpl = (r->tmpl & (IPFIX_T_V6 | IPFIX_T_ICMP)) | (e->biflow ? IPFIX_T_BI : 0) |
+			(e->nat ? (r->tmpl & IPFIX_T_NAT) : 0);
 	unsigned len = e->rec_len[tmpl];
 	bool new_set = !e->set_off || e->set_tmpl != tmpl;
 	uint8_t *end;

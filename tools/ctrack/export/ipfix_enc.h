@@ -3,9 +3,12 @@
  * ipfix_enc.h - IPFIX (RFC 7011) messages written straight into a buffer:
  * the templates ctrack exports, and its flow records, byte by byte.
  *
- * Eight templates, chosen per record by three bits: biflow (RFC 5103
+ * Sixteen templates, chosen per record by four bits: biflow (RFC 5103
  * reverse counters and flags, enterprise 29305), IPv6, ICMP (type and
- * code instead of ports).  A session uses the four of its biflow setting.
+ * code instead of ports), NAT (RFC 8158's post-NAT elements).  A session
+ * uses the four of its biflow setting, and the four NAT ones besides when
+ * its table does NAT (a session without NAT announces exactly what it
+ * did before NAT existed, and its records are byte for byte the same).
  * Template ids are 256 + IPFIX_T_*; the elements, in wire order:
  *
  *   flowStartMilliseconds(152) flowEndMilliseconds(153) octetDeltaCount(1)
@@ -14,13 +17,17 @@
  *   ingressVRFID(234) sourceTransportPort(7) destinationTransportPort(11) |
  *   icmpTypeCodeIPv{4,6}(32/139) [reverseTcpControlBits] tcpControlBits(6)
  *   protocolIdentifier(4) flowEndReason(136)
+ *   [postNATSourceIPv{4,6}Address(225/281)
+ *    postNATDestinationIPv{4,6}Address(226/282)
+ *    [postNAPTSourceTransportPort(227) postNAPTDestinationTransportPort(228)]]
  *
  * (the reverse flags before the forward ones: nfdump 1.7.1 reads a
  * reverse element it does not know as the forward one, so the later,
- * forward value wins there - docs/export.md).  RFC 8158's NAT elements
- * (postNAT addresses and ports, natEvent) are to be a fourth template bit
- * with its elements after flowEndReason: ipfix_enc.c marks the place in
- * both the template table and the record writer.
+ * forward value wins there - docs/export.md).  The NAT elements come
+ * last, so a NAT record is a plain record with 12 (IPv4 with ports), 8
+ * (IPv4 ICMP), 36 or 32 bytes after it; ICMP NAT records carry no
+ * post-NAT id, as the ICMP records carry no id (docs/export.md).
+ * natEvent (230) is not sent: docs/export.md says why.
  *
  * Why by hand: libfixbuf's fBufAppend walked its template per record
  * and cost 2,300 instructions of a record's 3,800 (callgrind, ctrack read
@@ -43,12 +50,14 @@ enum {
 	IPFIX_T_ICMP = 1,
 	IPFIX_T_V6 = 2,
 	IPFIX_T_BI = 4,
-	IPFIX_T_COUNT = 8,
+	IPFIX_T_NAT = 8,
+	IPFIX_T_COUNT = 16,
 };
 #define IPFIX_TID_BASE 256
 #define IPFIX_MSG_HDR 16
 #define IPFIX_SET_HDR 4
 #define IPFIX_PEN_REVERSE 29305u   /* RFC 5103 */
+#define IPFIX_TMPL_MSG_MAX 1024    /* the largest template message */
 
 /* One flow record, host order; which fields go out is the template's. */
 struct ipfix_rec {
@@ -63,7 +72,13 @@ struct ipfix_rec {
 	uint16_t tcp_flags, r_tcp_flags;
 	uint8_t proto;
 	uint8_t reason;                /* flowEndReason */
-	uint8_t tmpl;                  /* IPFIX_T_* bits */
+	uint8_t tmpl;                  /* IPFIX_T_* bits (IPFIX_T_BI is the
+					* encoder's; IPFIX_T_NAT is ignored by
+					* an encoder without NAT) */
+	/* IPFIX_T_NAT: the record's source and destination after the NAT,
+	 * network order (IPv4 in bytes 0-3), and ports, host order */
+	uint8_t nat_src[16], nat_dst[16];
+	uint16_t nat_sport, nat_dport;
 };
 
 struct ipfix_enc {
@@ -77,6 +92,7 @@ struct ipfix_enc {
 					* 3.1: of this stream and domain) */
 	uint32_t domain;
 	bool biflow;
+	bool nat;                      /* the NAT templates are announced */
 	uint16_t rec_len[IPFIX_T_COUNT];   /* ipfix_enc_rec_len, once */
 };
 
@@ -84,18 +100,24 @@ struct ipfix_enc {
 unsigned ipfix_enc_rec_len(unsigned tmpl);
 
 /* Start an encoder writing messages of at most @cap bytes into @buf
- * (cap >= 256). */
+ * (cap >= 256); @nat: the session's records may carry IPFIX_T_NAT. */
 void ipfix_enc_init(struct ipfix_enc *e, uint8_t *buf, uint32_t cap, uint32_t domain,
-		    bool biflow);
+		    bool biflow, bool nat);
 
 /*
  * ipfix_enc_templates - a whole message holding the session's four
- * templates, into @out (@cap bytes; 512 always suffice), exported at
+ * templates (eight with NAT), into @out (@cap bytes; IPFIX_TMPL_MSG_MAX
+ * always suffice), exported at
  * @export_s (Unix seconds).  The message being built in the encoder is
  * left alone.  Returns the length, 0 when @cap is too small.
  */
 size_t ipfix_enc_templates(const struct ipfix_enc *e, uint8_t *out, size_t cap,
 			   uint32_t export_s);
+/* ... or half of them (@part 0: the plain four, 1: the NAT four; 0 for a
+ * part the session does not have), for messages smaller than all eight
+ * (692 bytes for biflows): 332 and 380 bytes. */
+size_t ipfix_enc_templates_part(const struct ipfix_enc *e, unsigned part, uint8_t *out,
+				size_t cap, uint32_t export_s);
 
 /* ipfix_enc_add - append @r to the message being built: true, or false
  * when it does not fit (finish the message, then add it again). */

@@ -233,12 +233,12 @@ static void render(struct metrics_sink *m, FILE *f)
 	counter(&o, "ctrack_stat_found_total", "Lookups that found an existing entry (conntrack -S found).", s.found);
 	counter(&o, "ctrack_stat_invalid_total", "Packets classified INVALID (conntrack -S invalid).", s.invalid);
 	counter(&o, "ctrack_stat_insert_total", "Entries created (conntrack -S insert).", s.insert);
-	counter(&o, "ctrack_stat_insert_failed_total", "Entries that could not be inserted: the chain limit (conntrack -S insert_failed).", s.insert_failed);
-	counter(&o, "ctrack_stat_drop_total", "Packets dropped for want of an entry: table full, no memory (conntrack -S drop).", s.drop);
+	counter(&o, "ctrack_stat_insert_failed_total", "Entries that could not be inserted: the chain limit, a NATed confirm whose tuple was taken (conntrack -S insert_failed).", s.insert_failed);
+	counter(&o, "ctrack_stat_drop_total", "Packets dropped for want of an entry: table full, no memory, a refused NAT confirm (conntrack -S drop).", s.drop);
 	counter(&o, "ctrack_stat_early_drop_total", "Entries evicted to make room (conntrack -S early_drop).", s.early_drop);
 	counter(&o, "ctrack_stat_error_total", "ICMP errors that matched no entry (conntrack -S error).", s.error);
 	counter(&o, "ctrack_stat_search_restart_total", "Lookups restarted by a resize or a moved row (conntrack -S search_restart).", s.search_restart);
-	counter(&o, "ctrack_stat_clash_resolve_total", "Concurrent creations of one entry merged (conntrack -S clash_resolve).", s.clash_resolve);
+	counter(&o, "ctrack_stat_clash_resolve_total", "Concurrent creations of one entry merged, NAT clashes resolved (conntrack -S clash_resolve).", s.clash_resolve);
 	counter(&o, "ctrack_stat_chaintoolong_total", "Inserts refused: row at its chain limit (conntrack -S chaintoolong).", s.chaintoolong);
 
 	/* ctrack's own */
@@ -252,6 +252,7 @@ static void render(struct metrics_sink *m, FILE *f)
 	counter(&o, "ctrack_expired_total", "Entries removed by timeout.", s.expired);
 	counter(&o, "ctrack_deleted_total", "Entries removed otherwise: protocol (RST, refused), flush, zone teardown.", s.deleted);
 	counter(&o, "ctrack_resizes_total", "Online resizes of the table completed.", s.resizes);
+	counter(&o, "ctrack_nat_exhausted_total", "NAT setups that found no free tuple in their range (the kernel's confirm then fails: insert_failed).", s.nat_exhausted);
 
 	metrics_family(&o, "ctrack_invalid_packets_total", "counter", "Packets classified INVALID, by reason.");
 	for (int i = 1; i < CT_PR_MAX; i++) {
