@@ -371,6 +371,31 @@ bool read_nat_shows(const struct read_nat *n, const struct ct_conn_info *ci)
 	return false;
 }
 
+/* The counters in the order of the state file (never reordered: append
+ * new ones, READ_NAT_COUNTERS grows and older files are not applied). */
+static uint64_t *counter_at(struct read_nat *n, unsigned i)
+{
+	uint64_t *const fixed[12] = {
+		&n->pending, &n->dnat, &n->snat, &n->masq, &n->confirmed, &n->merged,
+		&n->reply_only, &n->refused, &n->written, &n->fragments_out,
+		&n->not_forwarded, &n->setup_err,
+	};
+
+	return i < 12 ? fixed[i] : &n->xlate_drop[i - 12];
+}
+
+void read_nat_counters(const struct read_nat *n, uint64_t out[READ_NAT_COUNTERS])
+{
+	for (unsigned i = 0; i < READ_NAT_COUNTERS; i++)
+		out[i] = *counter_at((struct read_nat *)n, i);
+}
+
+void read_nat_add_counters(struct read_nat *n, const uint64_t in[READ_NAT_COUNTERS])
+{
+	for (unsigned i = 0; i < READ_NAT_COUNTERS; i++)
+		*counter_at(n, i) += in[i];
+}
+
 void read_nat_stats(const struct read_nat *n, FILE *out, bool json)
 {
 	bool any = false;

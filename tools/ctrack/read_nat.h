@@ -50,6 +50,16 @@ struct read_nat {
 	uint64_t rng;
 };
 
+/*
+ * read_nat_counters / read_nat_add_counters - what the NAT counted (the
+ * --stats "nat:" and "translated:" figures) as READ_NAT_COUNTERS values
+ * in a fixed order, for the state file's application bytes
+ * (read_state.c): a reading split over files counts as one.
+ */
+#define READ_NAT_COUNTERS (12 + CT_NAT_V_MAX)
+void read_nat_counters(const struct read_nat *n, uint64_t out[READ_NAT_COUNTERS]);
+void read_nat_add_counters(struct read_nat *n, const uint64_t in[READ_NAT_COUNTERS]);
+
 /* read_nat_load_replay - the kernel's bindings of --nat-random-replay
  * FILE: "L3 L4 OSRC ODST OSPORT ODPORT RSRC RDST RSPORT RDPORT" lines
  * (ICMP: the ports are the id and type << 8 | code; '#' comments).
