@@ -24,6 +24,7 @@
 #include <stdio.h>
 
 #include "ctrack/ctrack.h"
+#include "nat_path.h"
 #include "nat_rule.h"
 
 enum { NAT_FILTER_SRC = 1, NAT_FILTER_DST = 2, NAT_FILTER_ANY = 4 };
@@ -34,11 +35,11 @@ struct read_nat {
 	unsigned filter;              /* NAT_FILTER_*: conntrack -n/-g/-j */
 	const char *out_path;         /* --write-translated */
 	void *pcap, *dumper;          /* libpcap's, opaque here */
-	/* what happened, for --stats */
-	uint64_t pending, dnat, snat, masq, confirmed, merged, reply_only, refused,
-		 written, fragments_out, not_forwarded;
+	/* what happened, for --stats: the first packets (nat_path.h), what
+	 * was written */
+	struct nat_path_counts pc;
+	uint64_t written, fragments_out, not_forwarded;
 	uint64_t xlate_drop[CT_NAT_V_MAX];
-	uint64_t setup_err;
 	/* --nat-random-replay: the kernel's bindings, and what the setup
 	 * under way is about (the random source's callback reads them) */
 	struct ct_nat_binding *replay;
