@@ -124,6 +124,15 @@ def main():
     a = ("udp", "10.0.0.1", "192.0.2.10", 5000, 53)
     ok(reply_tuples(p2.stdout).get(e, (0, 1))[1] == got[a][1],
        "a new connection after the restore reuses its source's restored mapping")
+    # the NAT filters as conntrack's filter_nat: -n -g both, -j wins
+    n_all = len(got)
+    n_both = len([k for k, v in expect.items() if v[0] != k[2]])
+    for flags, want in ((["--src-nat"], n_all + 1), (["--dst-nat"], n_both),
+                        (["--src-nat", "--dst-nat"], n_both),
+                        (["--any-nat", "--dst-nat"], n_all + 1)):
+        q = ctrack(nat + flags + [paths["whole"]])
+        n = len([ln for ln in q.stdout.splitlines() if ln.strip()])
+        ok(n == want, "%s: %d entries (want %d)" % (" ".join(flags), n, want))
     # a reading without NAT still writes version 1
     plain_state = os.path.join(tmp, "plain.state")
     q = ctrack(["--no-table", "--save-state", plain_state, paths["first"]])

@@ -9,9 +9,10 @@ nat_gateway.py (reply tuples derived there from the rules).
   - replaying the whole capture with --nat-file: `ctrack list` shows the
     derived reply tuples, and its lines are `ctrack read --nat-file`'s
     over the same capture but the timeout;
-  - `ctrack list -n / -g / -j / -n -g` and `ctrack count -j` keep what
-    the rules translated: the source (every client), the destination (the
-    port forward), either, both;
+  - `ctrack list -n / -g / -j / -n -g / -j -g` and `ctrack count -j` keep
+    what the rules translated: the source (every client), the destination
+    (the port forward), either, both, either (conntrack's filter_nat: -j
+    wins);
   - the first part with --state, SIGTERM, a restart on the second part:
     the listing is the whole capture's (the reply tuples, and a new
     connection after the restart that reuses a restored source mapping),
@@ -117,7 +118,8 @@ def main(argv):
         n_all = len(whole.splitlines())
         dnat = [k for k, v in expect.items() if v[0] != k[2]]
         for flags, want in ((["-n"], n_all), (["-g"], len(dnat)), (["-j"], n_all),
-                            (["-n", "-g"], len(dnat)), (["--dst-nat"], len(dnat))):
+                            (["-n", "-g"], len(dnat)), (["--dst-nat"], len(dnat)),
+                            (["-j", "-g"], n_all)):
             out = ref.run("list", *flags).stdout
             tap.ok(len(out.splitlines()) == want and
                    all("dst=172.16.0.5" not in ln or "sport=8080" in ln

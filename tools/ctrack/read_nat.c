@@ -313,15 +313,17 @@ void read_nat_track(struct read_nat *n, struct ct_thread *thr, struct ct_packet 
 
 bool read_nat_shows(const struct read_nat *n, const struct ct_conn_info *ci)
 {
+	/* conntrack 1.4.7's filter_nat: --any-nat whatever else is given,
+	 * else every one given (-n -g: both translated) */
 	if (!n->filter)
 		return true;
-	if ((n->filter & NAT_FILTER_SRC) && (ci->status & CT_ST_SRC_NAT))
-		return true;
-	if ((n->filter & NAT_FILTER_DST) && (ci->status & CT_ST_DST_NAT))
-		return true;
-	if ((n->filter & NAT_FILTER_ANY) && (ci->status & CT_ST_NAT_MASK))
-		return true;
-	return false;
+	if (n->filter & NAT_FILTER_ANY)
+		return (ci->status & CT_ST_NAT_MASK) != 0;
+	if ((n->filter & NAT_FILTER_SRC) && !(ci->status & CT_ST_SRC_NAT))
+		return false;
+	if ((n->filter & NAT_FILTER_DST) && !(ci->status & CT_ST_DST_NAT))
+		return false;
+	return true;
 }
 
 /* The counters in the order of the state file (never reordered: append

@@ -406,12 +406,14 @@ bool ctl_filter_match(const struct ctl_filter *f, const struct ct_conn_info *ci)
 	if ((h & CF_ICMP_ID) && ci->orig.sport != f->icmp_id)
 		return false;
 	if (h & CF_NAT) {
-		if ((f->nat & CF_NAT_SRC) && !(ci->status & CT_ST_SRC_NAT))
+		/* conntrack's filter_nat: any wins, else each given */
+		if (f->nat & CF_NAT_ANY) {
+			if (!(ci->status & CT_ST_NAT_MASK))
+				return false;
+		} else if (((f->nat & CF_NAT_SRC) && !(ci->status & CT_ST_SRC_NAT)) ||
+			   ((f->nat & CF_NAT_DST) && !(ci->status & CT_ST_DST_NAT))) {
 			return false;
-		if ((f->nat & CF_NAT_DST) && !(ci->status & CT_ST_DST_NAT))
-			return false;
-		if ((f->nat & CF_NAT_ANY) && !(ci->status & CT_ST_NAT_MASK))
-			return false;
+		}
 	}
 	return true;
 }

@@ -18,8 +18,8 @@
  * ASSURED, SEEN_REPLY, UNREPLIED, EXPECTED, FIXED_TIMEOUT (comma list, all
  * must hold); --state and the port options need the protocol first.
  * "nat" is -n / -g / -j: src (the source was translated, IPS_SRC_NAT),
- * dst (IPS_DST_NAT), any (either); src and dst together need both, as
- * conntrack's filter_nat does.
+ * dst (IPS_DST_NAT), any (either, whatever else is given); src and dst
+ * together need both, as conntrack 1.4.7's filter_nat decides.
  */
 #ifndef CTRACK_DAEMON_CTL_FILTER_H
 #define CTRACK_DAEMON_CTL_FILTER_H
