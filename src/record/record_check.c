@@ -162,7 +162,9 @@ static enum ct_record_reason check_reply(const struct ct_record *r, const struct
 
 	if (!st)
 		return ct_tuple_equal(inv, y) ? CT_RECORD_OK : CT_RECORD_R_REPLY;
-	if (check_tuple(y) != CT_RECORD_OK)
+	/* a reply tuple that is the original itself (snat to the server,
+	 * dnat to the client) would be one key twice */
+	if (check_tuple(y) != CT_RECORD_OK || ct_tuple_equal(y, &r->orig))
 		return CT_RECORD_R_REPLY;
 	/* reply dst = original src (SRC_NAT's side), reply src = original
 	 * dst (DST_NAT's) */
