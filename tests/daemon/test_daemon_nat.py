@@ -163,23 +163,28 @@ def main(argv):
         rc, out = start_fail(ctrack, ["--replay", paths["whole"], "--nat",
                                       "snat to 10.0.0.300"])
         tap.ok(rc == 1 and "snat to 10.0.0.300" in out and "column" in out,
-               "a bad --nat rule: exit %s, %s" % (rc, out.strip()[:160]))
+               "a bad --nat rule: exit %s, %s" % (rc, out.strip().replace("\n", " | ")[:160]))
         rc, out = start_fail(ctrack, ["--replay", paths["whole"], "--nat-file",
                                       os.path.join(work, "none.nat")])
         tap.ok(rc == 1 and "none.nat" in out, "a missing --nat-file: exit %s, %s" % (
-            rc, out.strip()[:160]))
+            rc, out.strip().replace("\n", " | ")[:160]))
         bad_file = os.path.join(work, "bad.nat")
         with open(bad_file, "w") as f:
             f.write("# ok\n" + RULES[0] + "\ndnat to 1.2.3.4:99999\n")
         rc, out = start_fail(ctrack, ["--replay", paths["whole"], "--nat-file", bad_file])
         tap.ok(rc == 1 and "bad.nat:3" in out and "column" in out,
-               "a bad rule in --nat-file: exit %s, %s" % (rc, out.strip()[:160]))
+               "a bad rule in --nat-file: exit %s, %s" % (rc, out.strip().replace("\n", " | ")[:160]))
         rc, out = start_fail(ctrack, ["--replay", paths["whole"], "--nat-exact-ports"])
         tap.ok(rc == 1 and "needs" in out, "--nat-exact-ports alone: exit %s, %s" % (
-            rc, out.strip()[:160]))
+            rc, out.strip().replace("\n", " | ")[:160]))
         rc, out = start_fail(ctrack, ["--replay", paths["whole"], "--nat", RULES[0],
                                       "--check"])
-        tap.ok(rc == 0, "--check with a good rule: exit %s" % rc, [out])
+        tap.ok(rc == 0 and "warning" not in out, "--check with a good rule: exit %s" % rc,
+               [out])
+        rc, out = start_fail(ctrack, ["--replay", paths["whole"], "--nat",
+                                      "ip6 snat to 10.0.0.1", "--check"])
+        tap.ok(rc == 0 and "warning" in out and "ip6 snat to 10.0.0.1" in out,
+               "--check with a rule that can never match: exit %s" % rc, out.splitlines())
     finally:
         for dm in daemons:
             dm.cleanup()

@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <pcap/pcap.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -328,27 +329,36 @@ bool read_nat_shows(const struct read_nat *n, const struct ct_conn_info *ci)
 
 /* The counters in the order of the state file (never reordered: append
  * new ones, READ_NAT_COUNTERS grows and older files are not applied). */
-static uint64_t *counter_at(struct read_nat *n, unsigned i)
-{
-	uint64_t *const fixed[12] = {
-		&n->pc.pending, &n->pc.dnat, &n->pc.snat, &n->pc.masq, &n->pc.confirmed,
-		&n->pc.merged, &n->pc.reply_only, &n->pc.refused, &n->written,
-		&n->fragments_out, &n->not_forwarded, &n->pc.setup_err,
-	};
+static const size_t counter_off[12] = {
+	offsetof(struct read_nat, pc.pending), offsetof(struct read_nat, pc.dnat),
+	offsetof(struct read_nat, pc.snat), offsetof(struct read_nat, pc.masq),
+	offsetof(struct read_nat, pc.confirmed), offsetof(struct read_nat, pc.merged),
+	offsetof(struct read_nat, pc.reply_only), offsetof(struct read_nat, pc.refused),
+	offsetof(struct read_nat, written), offsetof(struct read_nat, fragments_out),
+	offsetof(struct read_nat, not_forwarded), offsetof(struct read_nat, pc.setup_err),
+};
 
-	return i < 12 ? fixed[i] : &n->xlate_drop[i - 12];
+static size_t counter_at(unsigned i)
+{
+	return i < 12 ? counter_off[i]
+		      : offsetof(struct read_nat, xlate_drop) + (i - 12) * sizeof(uint64_t);
 }
 
 void read_nat_counters(const struct read_nat *n, uint64_t out[READ_NAT_COUNTERS])
 {
 	for (unsigned i = 0; i < READ_NAT_COUNTERS; i++)
-		out[i] = *counter_at((struct read_nat *)n, i);
+		memcpy(&out[i], (const uint8_t *)n + counter_at(i), sizeof(uint64_t));
 }
 
 void read_nat_add_counters(struct read_nat *n, const uint64_t in[READ_NAT_COUNTERS])
 {
-	for (unsigned i = 0; i < READ_NAT_COUNTERS; i++)
-		*counter_at(n, i) += in[i];
+	for (unsigned i = 0; i < READ_NAT_COUNTERS; i++) {
+		uint64_t v;
+
+		memcpy(&v, (uint8_t *)n + counter_at(i), sizeof(v));
+		v += in[i];
+		memcpy((uint8_t *)n + counter_at(i), &v, sizeof(v));
+	}
 }
 
 void read_nat_stats(const struct read_nat *n, FILE *out, bool json)

@@ -56,8 +56,8 @@ int dm_nat_option(struct dm_options *o, int which, const char *v, const char *wh
 
 static void warn_line(void *arg, const char *line)
 {
-	if (arg)
-		fprintf(stderr, "ctrack daemon: warning: %s\n", line);
+	(void)arg;
+	fprintf(stderr, "ctrack daemon: warning: %s\n", line);
 }
 
 /* The rules of @o into @rs: --nat's in order, then --nat-file's. */
@@ -69,10 +69,10 @@ static int load(const struct dm_options *o, struct nat_rules *rs, bool warn, cha
 	memset(rs, 0, sizeof(*rs));
 	memcpy(buf, o->nat, sizeof(buf));
 	for (char *t = strtok_r(buf, "\n", &save); t; t = strtok_r(NULL, "\n", &save))
-		if (nat_rules_add(rs, "--nat", t, err, errlen, warn_line, warn ? rs : NULL) < 0)
+		if (nat_rules_add(rs, "--nat", t, err, errlen, warn ? warn_line : NULL, NULL) < 0)
 			goto fail;
 	if (o->nat_file[0] &&
-	    nat_rules_load(rs, o->nat_file, err, errlen, warn_line, warn ? rs : NULL) < 0) {
+	    nat_rules_load(rs, o->nat_file, err, errlen, warn ? warn_line : NULL, NULL) < 0) {
 		char m[1024];
 
 		snprintf(m, sizeof(m), "--nat-file %s", err);
@@ -93,8 +93,10 @@ int dm_nat_check(const struct dm_options *o, char *err, size_t errlen)
 		snprintf(err, errlen, "--nat-exact-ports needs NAT rules (--nat, --nat-file)");
 		return -1;
 	}
-	if (!o->nat_file[0])
-		return 0;     /* --nat rules were checked as they were read */
+	/* --nat rules were checked as they were read; the file's are read
+	 * now, and --check shows what would be warned at start */
+	if (!o->nat_file[0] && !o->check)
+		return 0;
 	if (load(o, &rs, o->check, err, errlen) < 0)
 		return -1;
 	nat_rules_free(&rs);
