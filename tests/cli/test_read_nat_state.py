@@ -17,7 +17,9 @@ mapping).  Checks:
  - the second half read without the state is not the same (so the check
    above sees the bindings);
  - the state file is format version 2 (it holds NAT), one of a reading
-   without NAT version 1;
+   without NAT version 1; a version 1 file written by ctrack before NAT in
+   records (tests/cli/state-v1-before-nat.state, from main 2e83705 over
+   the same first half) still loads;
  - that state loaded without --nat is refused with a message that names
    the binding, exit status 3 (the file is sound, the table cannot hold
    it), and nothing is printed as a table.
@@ -138,6 +140,15 @@ def main():
     q = ctrack(["--no-table", "--save-state", plain_state, paths["first"]])
     ok(q.returncode == 0 and state_version(plain_state) == 1,
        "a state file without NAT is format version 1 (%s)" % state_version(plain_state))
+    # a file written before NAT in records (ctrack 2e83705: `ctrack read
+    # --save-state` of the same first.pcap, without NAT) still loads, and
+    # reads as this build's own file of that table
+    old = ctrack(["--load-state", os.path.join(HERE, "state-v1-before-nat.state"),
+                  paths["second"]])
+    new = ctrack(["--load-state", plain_state, paths["second"]])
+    ok(old.returncode == 0 and old.stdout == new.stdout and old.stdout,
+       "a version 1 file of a ctrack before NAT in records loads as this one's (%d, %s)" % (
+           old.returncode, old.stderr.strip()[:160]))
     # the NAT state into a reading without --nat
     q = ctrack(["--load-state", state, paths["second"]])
     ok(q.returncode == 3 and "NAT" in q.stderr and state in q.stderr and not q.stdout,
