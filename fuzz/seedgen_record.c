@@ -62,7 +62,7 @@ static int add_record(const struct ct_record *r, void *arg)
 }
 
 /* The table of @thr as a state file and as record streams. */
-static void write_table(struct ct_thread *thr, ct_time_ns now, const char *what)
+static void write_table(struct ct_thread *thr, ct_time_ns now, const char *what, uint8_t nat)
 {
 	struct ct_state_save_opts o = { .now = now, .zone = -1, .counters = true };
 	char path[4096];
@@ -76,25 +76,26 @@ static void write_table(struct ct_thread *thr, ct_time_ns now, const char *what)
 
 		fclose(fp);
 		if (n) {
-			write_seed(0x00, b, n, what);
-			write_seed(0x16, b, n, what);  /* 3 h later, counters */
+			write_seed(0x00 | nat, b, n, what);
+			write_seed(0x16 | nat, b, n, what);  /* 3 h later, counters */
 		}
 		free(b);
 	}
 	unlink(path);
 	ct_record_export(thr, -1, now, add_record, &s);
 	if (s.n) {
-		write_seed(0x01, s.b, s.n, what);
-		write_seed(0x03, s.b, s.n, what);  /* as a commit */
+		write_seed(0x01 | nat, s.b, s.n, what);
+		write_seed(0x03 | nat, s.b, s.n, what);  /* as a commit */
 	}
 	free(s.b);
 }
 
-static int new_table(struct ct_table **t, struct ct_thread **thr)
+static int new_table(struct ct_table **t, struct ct_thread **thr, bool nat)
 {
 	struct ct_table_config cfg;
 
 	ct_table_config_default(&cfg);
+	cfg.nat = nat;
 	cfg.settings.acct = 1;
 	cfg.settings.timestamp = 1;
 	cfg.settings.checksum = 0;
@@ -118,7 +119,7 @@ static void from_capture(const char *file)
 
 	if (!p)
 		return;
-	if (new_table(&t, &thr) < 0) {
+	if (new_table(&t, &thr, false) < 0) {
 		pcap_close(p);
 		return;
 	}
@@ -136,7 +137,7 @@ static void from_capture(const char *file)
 	}
 	pcap_close(p);
 	if (ct_table_count(t))
-		write_table(thr, now, "capture");
+		write_table(thr, now, "capture", 0);
 	ct_thread_detach(thr);
 	ct_table_destroy(t);
 }
@@ -216,14 +217,44 @@ static void random_record(struct ct_record *r)
 	}
 }
 
+/* A NAT binding on @r: a source manipulation (the reply's destination),
+ * a destination one (its source), or both, with the bits the kernel sets
+ * (docs/record.md); ICMP varies its id. */
+static void random_binding(struct ct_record *r)
+{
+	unsigned what = 1 + (unsigned)(rnd() % 3);
+	bool icmp = r->orig.l4 == 1 || r->orig.l4 == 58;
+	bool ported = r->orig.l4 != 0 && r->orig.l4 != 89 && !icmp;
+	size_t al = r->orig.l3 == CT_L3_IPV4 ? 4 : 16;
+
+	r->status |= CT_ST_NAT_DONE_MASK;
+	if (what & 1) {
+		r->status |= CT_ST_SRC_NAT;
+		r->reply.dst.ip6[al - 1] ^= 0x5a;
+		if (ported)
+			r->reply.dport = (uint16_t)rnd();
+		if (icmp)
+			r->reply.sport = (uint16_t)(r->reply.sport + 1);
+	}
+	if (what & 2) {
+		r->status |= CT_ST_DST_NAT;
+		r->reply.src.ip6[al - 1] ^= 0xa5;
+		if (ported)
+			r->reply.sport = (uint16_t)rnd();
+	}
+	if (r->orig.l4 == 17 && rnd() % 4 == 0)
+		r->status |= CT_ST_NAT_CLASH;
+}
+
 static void random_tables(void)
 {
-	for (unsigned k = 0; k < 12; k++) {
+	for (unsigned k = 0; k < 18; k++) {
 		struct ct_table *t;
 		struct ct_thread *thr;
 		unsigned n = 1u << (k % 6);
+		bool nat = k >= 12;
 
-		if (new_table(&t, &thr) < 0)
+		if (new_table(&t, &thr, nat) < 0)
 			return;
 		ct_ns_create(t, 1, NULL);
 		ct_ns_create(t, 2, NULL);
@@ -231,9 +262,12 @@ static void random_tables(void)
 			struct ct_record r;
 
 			random_record(&r);
+			if (nat)
+				random_binding(&r);
 			ct_record_import(thr, &r, 1000000000ull * 1700000000ull, 0, 0, NULL);
 		}
-		write_table(thr, 1000000000ull * 1700000000ull, "random");
+		write_table(thr, 1000000000ull * 1700000000ull, nat ? "random-nat" : "random",
+			    nat ? 0x20 : 0);
 		ct_thread_detach(thr);
 		ct_table_destroy(t);
 	}

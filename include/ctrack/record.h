@@ -17,10 +17,18 @@
  * What a record does not carry: the entry's id (the kernel's and
  * ctrack's id is a keyed hash of the entry's address; a restored entry
  * gets a new one, as a kernel entry that conntrackd commits does - the
- * exporter's is in the record for information only), and, until NAT
- * joins the table (docs/nat-design.md), any NAT binding: the record has a
- * versioned place for it (struct ct_record_nat) that this version leaves
- * empty and refuses to find filled.
+ * exporter's is in the record for information only).
+ *
+ * A NATed entry's binding is in the record's own fields, as ctnetlink
+ * carries it: the reply tuple (the translated one, as `conntrack -L`
+ * prints it) and the status bits the kernel numbers IPS_SRC_NAT,
+ * IPS_DST_NAT, IPS_SRC_NAT_DONE, IPS_DST_NAT_DONE and IPS_NAT_CLASH
+ * (CT_ST_SRC_NAT ... in table.h).  What differs between the reply tuple
+ * and the inverted original is what those bits say: the reply's
+ * destination (address and port) only with SRC_NAT, its source only with
+ * DST_NAT; an ICMP query's id under either, its type never.  The DONE
+ * bits alone are a null binding (a table with NAT gives every entry
+ * them).  struct ct_record_nat stays a reserved place, version 0, zero.
  *
  * Every record that goes in is checked field by field first
  * (ct_record_check): a record this library could not have made is
@@ -122,10 +130,10 @@ union ct_record_proto {
 	uint8_t bytes[64];
 };
 
-/* The NAT binding's place.  Version 0: none, the only one this version
- * writes or accepts.  NAT phase 2 (docs/nat-design.md) defines version
- * 1's bytes; a record with a binding is refused here (CT_RECORD_R_NAT)
- * rather than imported without it. */
+/* Reserved for what a binding may one day hold beyond its reply tuple and
+ * status bits (a helper's sequence adjustment, ...): version 0, len 0 and
+ * zero bytes, the only form written or accepted (CT_RECORD_R_NAT
+ * otherwise).  The binding itself is reply + status (above). */
 struct ct_record_nat {
 	uint16_t version;
 	uint16_t len;         /* bytes of data[] used */
@@ -138,11 +146,13 @@ struct ct_record {
 	uint8_t l4state;           /* the protocol's state number (TCP: enum
 				    * tcp_conntrack; SCTP: sctp_conntrack;
 				    * 0 for stateless protocols) */
-	uint32_t status;           /* CT_ST_* (IPS_* numbering) */
+	uint32_t status;           /* CT_ST_* (IPS_* numbering): SEEN_REPLY,
+				    * ASSURED, CONFIRMED and the NAT bits */
 	uint32_t mark;
 	uint32_t reserved;         /* 0 */
 	struct ct_tuple orig;      /* the zone is orig.zone */
-	struct ct_tuple reply;     /* the inverted original (no NAT) */
+	struct ct_tuple reply;     /* the inverted original, or the binding's
+				    * translated reply tuple */
 	uint64_t id;               /* the exporter's id: not restored */
 	uint64_t timeout_ns;       /* left at the record's moment (0: due);
 				    * at most CT_RECORD_TIMEOUT_MAX_NS */
@@ -170,9 +180,16 @@ enum ct_record_reason {
 	CT_RECORD_R_PORTS,     /* ports on a protocol without them; an ICMP
 				* type that is not a query, or ICMP over the
 				* other family */
-	CT_RECORD_R_REPLY,     /* reply tuple not the inverted original */
-	CT_RECORD_R_NAT,       /* a NAT binding or NAT status bits: this
-				* table does no NAT yet */
+	CT_RECORD_R_REPLY,     /* reply tuple not what the status says:
+				* not the inverted original without a NAT
+				* bit, a side changed that no bit names, a
+				* bit whose side is unchanged, an ICMP
+				* type changed */
+	CT_RECORD_R_NAT,       /* NAT status bits that cannot be together
+				* (SRC_NAT without SRC_NAT_DONE, ...,
+				* NAT_CLASH without a binding or on a
+				* protocol that never clashes), or struct
+				* ct_record_nat not empty */
 	CT_RECORD_R_STATUS,    /* status bits an entry cannot have: DYING,
 				* EXPECTED, anything unknown */
 	CT_RECORD_R_STATE,     /* l4state out of the protocol's range */
@@ -186,6 +203,9 @@ enum ct_record_reason {
 	CT_RECORD_R_FULL,      /* import: table or zone at its maximum */
 	CT_RECORD_R_CHAIN,     /* import: the row holds max_chain entries */
 	CT_RECORD_R_NOMEM,     /* import: no memory */
+	CT_RECORD_R_NAT_OFF,   /* import: a NAT binding (SRC_NAT or DST_NAT)
+				* into a table without NAT
+				* (ct_table_config.nat) */
 	CT_RECORD_R_MAX
 };
 
@@ -196,7 +216,7 @@ const char *ct_record_reason_name(enum ct_record_reason r);
 /*
  * ct_record_check - could this library have made @rec?  Every field:
  * version, has bits, family and address bytes, ports against the
- * protocol, the reply tuple (the inverted original), status, the
+ * protocol, the NAT bits, the reply tuple against them, status, the
  * protocol's state number and private state, timeout, times.  Pure, any
  * thread, a few hundred instructions.  Returns CT_RECORD_OK or the first
  * reason found.
@@ -250,6 +270,18 @@ enum {
  * CT_RECORD_F_COMMIT (a restore continues the table the counters were
  * saved with: ctrack/statefile.h restores those).
  *
+ * A NATed record (SRC_NAT or DST_NAT) needs a table with NAT
+ * (ct_table_config.nat; CT_RECORD_R_NAT_OFF otherwise): the entry gets
+ * the NAT extension and is findable from both of its keys, and one whose
+ * source was translated goes into the table's source index (so a later
+ * setup's find_appropriate_src reuses the mapping) and, with
+ * nat_exact_ports, the port map - as a confirm leaves it.  A key held by
+ * a live entry, either of the two, refuses it (-EEXIST): a restore never
+ * resolves a clash by merging.  An IPS_NAT_CLASH record goes in under its
+ * reply tuple only, as the confirm that made it put it.  Null bindings
+ * (DONE bits only) go in as plain entries; into a table without NAT
+ * their DONE bits are dropped (such a table sets none).
+ *
  * A record whose time ran out (timeout_ns <= elapsed_ns) is not inserted:
  * it is counted as expired and its DESTROY (CT_DESTROY_TIMEOUT, the entry
  * as it was, expires at its expiry) is delivered, as the collector would
@@ -265,7 +297,9 @@ enum {
  * -EEXIST a live entry holds the tuple (CT_RECORD_R_EXISTS), -ENOSPC the
  * table or the zone is at its maximum (no early drop: a restore must not
  * evict what it restored; CT_RECORD_R_FULL) or the row at max_chain
- * (CT_RECORD_R_CHAIN), -ENOMEM (CT_RECORD_R_NOMEM).  On an error the
+ * (CT_RECORD_R_CHAIN), -ENOMEM (CT_RECORD_R_NOMEM), -EOPNOTSUPP a
+ * NATed record into a table without NAT (CT_RECORD_R_NAT_OFF).  On an
+ * error the
  * table is unchanged.
  */
 int ct_record_import(struct ct_thread *thr, const struct ct_record *rec,

@@ -39,7 +39,19 @@
 extern "C" {
 #endif
 
-#define CT_STATE_VERSION 1
+/*
+ * The format's versions.  Version 2 is version 1 whose records may carry a
+ * NAT binding (ctrack/record.h: status NAT bits, the reply tuple's
+ * section): ct_state_save writes 2 only when some record has NAT status
+ * bits (a NAT binding or a null one), 1 otherwise, so that a file without
+ * NAT stays readable by a ctrack that predates NAT in records, and one
+ * with NAT is refused by such a reader for its version (CT_STATE_E_VERSION)
+ * rather than as damaged.  ct_state_open reads both; a version 1 file
+ * whose records have NAT bits is refused as damaged (CT_STATE_E_RECORD,
+ * reason CT_RECORD_R_NAT): no writer makes one.
+ */
+#define CT_STATE_VERSION 2
+#define CT_STATE_VERSION_MIN 1
 
 /* What went wrong (ct_state_error.err). */
 enum ct_state_err {

@@ -222,7 +222,9 @@ void ct_sync_conn_from_info(struct ct_sync_conn *out,
 /*
  * ct_sync_conn_reply - the reply tuple the peer's kernel would set up for
  * @c (nfct_setobjopt(NFCT_SOPT_SETUP_REPLY)): the inverted original with
- * the NAT addresses and ports applied.  Returns false when the original
+ * the NAT addresses applied, and the NAT ports for protocols with ports
+ * (conntrackd sends port attributes for ICMP too, holding no id: they
+ * are ignored; docs/sync.md).  Returns false when the original
  * has no reply form (an ICMP type that is not a query).  Pure.
  */
 bool ct_sync_conn_reply(const struct ct_sync_conn *c, struct ct_tuple *reply);

@@ -42,6 +42,7 @@
 #include "base/hash.h"
 #include "base/spin.h"
 #include "nat/nat_priv.h"
+#include "nat/nat_table.h"
 #include "proto/tcp.h"
 #include "table/member.h"
 #include "track/pending.h"
@@ -535,6 +536,21 @@ static void inserted(struct ct_pending *p, struct ct_conn *c)
 	 * nothing (the stripe lock orders the two) */
 	if (ct_conn_status(c) & CT_ST_DYING)
 		nat_forget(t, c);
+}
+
+int ct_nat_table_adopt(struct ct_table *t, struct ct_conn *c)
+{
+	struct nat_state *n = nat_state(t);
+
+	if (!n)
+		return -ENOMEM;
+	if (ct_conn_status(c) & CT_ST_SRC_NAT)
+		bysrc_link(t, n, c, NULL);
+	pm_hold(n, c, true);
+	/* as inserted(): a kill before the link found nothing to unlink */
+	if (ct_conn_status(c) & CT_ST_DYING)
+		nat_forget(t, c);
+	return 0;
 }
 
 int ct_pending_confirm(struct ct_thread *thr, struct ct_pending *p,

@@ -15,14 +15,21 @@
  *   3  u8  has (CT_RECORD_HAS_*)          40  src, dst (4 + 4 or 16 + 16)
  *   4  u8  l3, u8 l4, u16 zone            then, in this order:
  *   8  u16 sport, u16 dport                 protocol: u8 length, its bytes
- *  12  u32 status                           ACCT:   4 x u64
- *  16  u32 mark                             TSTAMP: 2 x u64
- *  20  u8  l4state, 3 bytes 0               LABELS: 16 bytes
+ *  12  u32 status                           NAT:    reply src, dst, u16
+ *  16  u32 mark                                     sport, u16 dport
+ *  20  u8  l4state, 3 bytes 0                 protocol: u8 length, bytes
+ *                                           ACCT:   4 x u64
+ *                                           TSTAMP: 2 x u64
+ *                                           LABELS: 16 bytes
  *
- * The reply tuple is not written: version 1 records are un-NATed, so it
- * is the inverted original, rebuilt on the way in.  The NAT binding
- * (struct ct_record_nat) gets its section in the version NAT phase 2
- * brings.
+ * The reply tuple is written only for a NATed entry (status IPS_SRC_NAT
+ * or IPS_DST_NAT: the NAT section, right after the original's
+ * addresses); otherwise it is the inverted original, rebuilt on the way
+ * in.  The status word says whether the section is there, so the length
+ * check covers it as it covers the others.  A reader older than NAT in
+ * records refuses such a record (its length is not what it computes, or
+ * the NAT bits); the state file says so first with its version
+ * (state_file.c).
  */
 #include <netinet/in.h>
 #include <string.h>
@@ -52,11 +59,18 @@ static size_t addr_len(uint8_t l3)
 	return l3 == CT_L3_IPV4 ? 4 : 16;
 }
 
+static bool has_reply(const struct ct_record *r)
+{
+	return (r->status & CT_ST_NAT_MASK) != 0;
+}
+
 static size_t enc_size(const struct ct_record *r)
 {
 	size_t n = ENC_CORE + 2 * addr_len(r->orig.l3);
 	size_t ps = ct_record_proto_enc_size(r->orig.l4);
 
+	if (has_reply(r))
+		n += 2 * addr_len(r->orig.l3) + 4;
 	if (ps)
 		n += 1 + ps;
 	if (r->has & CT_RECORD_HAS_ACCT)
@@ -206,6 +220,13 @@ size_t ct_record_encode(const struct ct_record *r, uint8_t *buf, size_t cap,
 	memcpy(p, r->orig.src.ip6, al);
 	memcpy(p + al, r->orig.dst.ip6, al);
 	p += 2 * al;
+	if (has_reply(r)) {
+		memcpy(p, r->reply.src.ip6, al);
+		memcpy(p + al, r->reply.dst.ip6, al);
+		rec_put16(p + 2 * al, r->reply.sport);
+		rec_put16(p + 2 * al + 2, r->reply.dport);
+		p += 2 * al + 4;
+	}
 	if ((ps = ct_record_proto_enc_size(r->orig.l4)) != 0) {
 		*p++ = (uint8_t)ps;
 		p = put_proto(p, r);
@@ -283,6 +304,16 @@ size_t ct_record_decode(const uint8_t *buf, size_t len, struct ct_record *r,
 	memcpy(r->orig.src.ip6, p, al);
 	memcpy(r->orig.dst.ip6, p + al, al);
 	p += 2 * al;
+	if (has_reply(r)) {
+		r->reply.l3 = r->orig.l3;
+		r->reply.l4 = r->orig.l4;
+		r->reply.zone = r->orig.zone;
+		memcpy(r->reply.src.ip6, p, al);
+		memcpy(r->reply.dst.ip6, p + al, al);
+		r->reply.sport = rec_get16(p + 2 * al);
+		r->reply.dport = rec_get16(p + 2 * al + 2);
+		p += 2 * al + 4;
+	}
 	if ((ps = ct_record_proto_enc_size(r->orig.l4)) != 0) {
 		if (*p++ != ps) {
 			fail(why, CT_RECORD_R_ENCODING);
@@ -306,9 +337,9 @@ size_t ct_record_decode(const uint8_t *buf, size_t len, struct ct_record *r,
 		memcpy(r->labels, p, 16);
 		p += 16;
 	}
-	/* version 1 is un-NATed: the reply is the inverted original; an
+	/* without the NAT section the reply is the inverted original; an
 	 * original without one is refused by the check (its ports) */
-	if (!ct_tuple_invert(&r->orig, &r->reply))
+	if (!has_reply(r) && !ct_tuple_invert(&r->orig, &r->reply))
 		r->reply = r->orig;
 	if ((chk = ct_record_check(r)) != CT_RECORD_OK) {
 		fail(why, chk);

@@ -79,7 +79,9 @@ static void export_row(struct export_ctx *x, struct ct_row *head)
 			struct ct_record rec;
 			struct ct_conn *c;
 
-			if (!s)
+			/* a NAT entry's second slot is not its own: met at
+			 * its primary one (htab.h) */
+			if (!s || (s & CT_SLOT_SECOND))
 				continue;
 			c = ct_slot_conn(s);
 			if (x->zone >= 0 && ct_conn_zone(c) != x->zone)

@@ -12,6 +12,13 @@
  * insert (table/member.h) that refuses a clash.  Nothing is published
  * before the entry is whole.
  *
+ * A NATed record's entry is a confirm's (track/pending.c): the NAT
+ * extension holds its reply tuple, the insert puts it under both keys with
+ * the two-row lock and clash check of table/rslot.c (never merging: a
+ * restore refuses a key that is taken), and nat/nat_table.h indexes it
+ * where a confirm would have, so that the source index and the port map
+ * count restored mappings as their own.
+ *
  * What is not a creation's: a record whose time ran out is never
  * inserted, but counted as expired and announced with the DESTROY the
  * collector would have given it (it was alive in the table the record
@@ -27,10 +34,12 @@
 #include <netinet/in.h>
 #include <string.h>
 
+#include "nat/nat_table.h"
 #include "record/record_priv.h"
 #include "table/conn_info.h"
 #include "table/htab.h"
 #include "table/resize.h"
+#include "table/rslot.h"
 #include "table/thread.h"
 #include "track/track.h"
 
@@ -85,6 +94,50 @@ static bool has_room(struct ct_thread *thr, struct ct_ns *ns, const struct ct_se
 		       thr->count_delta < (int64_t)max;
 }
 
+/*
+ * The insert of a NATed entry (or of a restored IPS_NAT_CLASH one, under
+ * its reply tuple only) through table/rslot.c, as a confirm's, with its
+ * answers put as ct_table_insert's.  No clash is resolved by merging: a
+ * key held by a live entry refuses the record.
+ */
+static int insert_nat(struct ct_thread *thr, struct ct_ns *ns, struct ct_conn *c,
+		      const struct ct_record *rec, uint64_t hash, uint64_t rhash, uint64_t exp)
+{
+	bool icmp = rec->orig.l4 == IPPROTO_ICMP || rec->orig.l4 == IPPROTO_ICMPV6;
+	struct ct_tuple oinv, rinv;
+	struct ct_rslot_req rq;
+	struct ct_conn *other = NULL;
+
+	memset(&rq, 0, sizeof(rq));
+	rq.c = c;
+	rq.orig.key = &rec->orig;
+	rq.orig.hash = hash;
+	rq.reply.key = &rec->reply;
+	rq.reply.hash = rhash;
+	if (icmp) {
+		/* the inverses a lookup compares with (table/htab.h);
+		 * ct_record_check made sure both exist */
+		if (!ct_tuple_invert(&rec->orig, &oinv) || !ct_tuple_invert(&rec->reply, &rinv))
+			return CT_INS_CLASH;
+		rq.orig.inv = &oinv;
+		rq.reply.inv = &rinv;
+	}
+	rq.exp = exp;
+	rq.clash_exp = exp;
+	rq.reply_only = (rec->status & CT_ST_NAT_CLASH) != 0;
+	switch (ct_rslot_insert(thr, ns, &rq, &other)) {
+	case CT_RSLOT_OK:
+	case CT_RSLOT_REPLY_ONLY:
+		return CT_INS_OK;
+	case CT_RSLOT_CHAIN:
+		return CT_INS_CHAIN;
+	case CT_RSLOT_NOMEM:
+		return CT_INS_NOMEM;
+	default:
+		return CT_INS_CLASH;
+	}
+}
+
 /* The part under the read-side section.  Kept out of line: inlined into
  * ct_record_import, GCC 12 under -fsanitize=thread leaves its fence
  * uninstrumented and rejects it (-Wtsan, an error with -Werror) - the
@@ -104,15 +157,25 @@ static __attribute__((noinline)) int import_locked(struct ct_thread *thr, const 
 	struct ct_conn *c, *clash = NULL;
 	struct ct_conn_info ci;
 	ct_time_ns base;
-	uint64_t hash, exp;
+	uint64_t hash, rhash = 0, exp;
 	unsigned ext, cls;
 	size_t size;
 	bool icmp = orig->l4 == IPPROTO_ICMP || orig->l4 == IPPROTO_ICMPV6;
+	bool nat = (rec->status & CT_ST_NAT_MASK) != 0;
+	uint32_t status = rec->status & ~(uint32_t)CT_ST_CONFIRMED;
+	int res;
 
 	if (!ns || atomic_load_explicit(&ns->state, memory_order_acquire) != CT_NS_ALIVE)
 		return refuse(why, CT_RECORD_R_ZONE, -ENOENT);
+	if (!t->cfg.nat) {
+		/* a binding this table cannot keep is refused, never
+		 * imported without it; a null binding is a plain entry */
+		if (nat)
+			return refuse(why, CT_RECORD_R_NAT_OFF, -EOPNOTSUPP);
+		status &= ~(uint32_t)CT_ST_NAT_DONE_MASK;
+	}
 	set = ct_ns_settings(ns);
-	ext = ct_settings_ext(t, set);
+	ext = ct_settings_ext(t, set) | (nat ? CT_EXT_NAT : 0);
 	size = ct_conn_obj_size(orig->l3, p->priv_size, ext);
 	cls = ct_conn_class(size);
 	mag = ct_track_mag(thr, ns, cls);
@@ -124,12 +187,15 @@ static __attribute__((noinline)) int import_locked(struct ct_thread *thr, const 
 	c->proto = ct_proto_l4_index[orig->l4];
 	c->ext = (uint8_t)ext;
 	ct_conn_set_key(c, orig);        /* after proto and ext: they place it */
+	if (nat) {
+		rhash = ct_hash_tuple(&t->key, &rec->reply);
+		ct_conn_set_reply(c, &rec->reply, (uint32_t)rhash);
+	}
 	base = now > elapsed_ns ? now - elapsed_ns : 0;
 	fill_entry(c, p, rec, set, base, now, commit);
 	exp = expiry_at(base, rec->timeout_ns);
 	c->expires = exp;
-	atomic_store_explicit(&c->status, rec->status & ~(uint32_t)CT_ST_CONFIRMED,
-			      memory_order_relaxed);
+	atomic_store_explicit(&c->status, status, memory_order_relaxed);
 
 	if (rec->timeout_ns <= elapsed_ns) {
 		/* its time ran out while it was away: what the collector
@@ -155,10 +221,16 @@ static __attribute__((noinline)) int import_locked(struct ct_thread *thr, const 
 		ct_slab_unused(mag, c);
 		return refuse(why, CT_RECORD_R_FULL, -ENOSPC);
 	}
-	/* ICMP queries carry their inverse (the reply type differs); every
-	 * other protocol's reply is the tuple swapped (table/htab.h) */
-	k = (struct ct_table_key){ orig, icmp ? &rec->reply : NULL, hash };
-	switch (ct_table_insert(thr, ns, c, &k, exp, &clash)) {
+	if (nat || (status & CT_ST_NAT_CLASH))
+		res = insert_nat(thr, ns, c, rec, hash, nat ? rhash : hash, exp);
+	else {
+		/* ICMP queries carry their inverse (the reply type differs);
+		 * every other protocol's reply is the tuple swapped
+		 * (table/htab.h) */
+		k = (struct ct_table_key){ orig, icmp ? &rec->reply : NULL, hash };
+		res = ct_table_insert(thr, ns, c, &k, exp, &clash);
+	}
+	switch (res) {
 	case CT_INS_OK:
 		break;
 	case CT_INS_CLASH:
@@ -172,6 +244,12 @@ static __attribute__((noinline)) int import_locked(struct ct_thread *thr, const 
 		return refuse(why, CT_RECORD_R_NOMEM, -ENOMEM);
 	}
 	note_due(thr, exp);
+	/* indexed as a confirm indexes (not the loser of a clash, which a
+	 * confirm leaves out too); without memory for the index the entry
+	 * is in and tracks as it should, only a later setup's reuse of its
+	 * mapping is lost (nat_table.h) */
+	if (nat && !(status & CT_ST_NAT_CLASH))
+		(void)ct_nat_table_adopt(t, c);
 	if (commit) {
 		CT_CTR_INC(thr, insert);
 		CT_NS_ADD(thr, ns, insert, 1);

@@ -15,7 +15,13 @@
  * and the TCP state, flags and scales through nlattr_to_tcp, which keeps
  * the scales only when both directions' flags have WINDOW_SCALE - and
  * conntrackd never sends flags with TCPWindowTracking on, so the scales it
- * sends are dropped (docs/sync.md).  ct_record_import with
+ * sends are dropped (docs/sync.md).  A message with NAT attributes is a
+ * NATed connection: libnetfilter_conntrack builds CTA_NAT_SRC / CTA_NAT_DST
+ * from them and the reply tuple from them (NFCT_SOPT_SETUP_REPLY), and
+ * ctnetlink_setup_nat sets both manipulations up (the one without an
+ * attribute as a null binding) - so both DONE bits, and SRC_NAT / DST_NAT
+ * where the reply tuple differs on that side (ct_nat_binding_from_tuples,
+ * as nf_nat_setup_info sets them).  ct_record_import with
  * CT_RECORD_F_COMMIT does the kernel's half; this is conntrackd's.
  *
  * ctrack tracks protocols it has no tracker for (DCCP, ...) without
@@ -25,12 +31,10 @@
 #include <netinet/in.h>
 #include <string.h>
 
+#include "ctrack/nat.h"
 #include "ctrack/sync.h"
 #include "record/record_priv.h"
 
-/* The kernel's IPS_SRC_NAT_DONE / IPS_DST_NAT_DONE. */
-#define REC_IPS_SRC_NAT_DONE 0x80u
-#define REC_IPS_DST_NAT_DONE 0x100u
 
 static bool ported(uint8_t l4)
 {
@@ -61,12 +65,14 @@ bool ct_record_from_sync(const struct ct_sync_conn *c, uint32_t timeout_s,
 	out->status = (c->has & CT_SYNC_HAS_STATUS ? c->status : 0) &
 		      (CT_ST_SEEN_REPLY | CT_ST_ASSURED);
 	out->status |= CT_ST_CONFIRMED;
-	/* a NAT binding shows as the bits its attributes would set, so that
-	 * the import names it (CT_RECORD_R_NAT) until NAT joins the table */
-	if (c->has & (CT_SYNC_HAS_SNAT | CT_SYNC_HAS_SPAT))
-		out->status |= REC_IPS_SRC_NAT_DONE;
-	if (c->has & (CT_SYNC_HAS_DNAT | CT_SYNC_HAS_DPAT))
-		out->status |= REC_IPS_DST_NAT_DONE;
+	if (c->has & (CT_SYNC_HAS_SNAT | CT_SYNC_HAS_SPAT | CT_SYNC_HAS_DNAT |
+		      CT_SYNC_HAS_DPAT)) {
+		struct ct_nat_binding b;
+
+		ct_nat_binding_from_tuples(&b, &out->orig, &out->reply);
+		out->status |= CT_ST_NAT_DONE_MASK | (b.status & CT_NAT_S_SRC ? CT_ST_SRC_NAT : 0) |
+			       (b.status & CT_NAT_S_DST ? CT_ST_DST_NAT : 0);
+	}
 	out->mark = c->has & CT_SYNC_HAS_MARK ? c->mark : 0;
 	if (c->has & CT_SYNC_HAS_LABELS) {
 		out->has |= CT_RECORD_HAS_LABELS;

@@ -96,6 +96,7 @@ struct sf_writer {
 	int fd;
 	uint64_t off;            /* bytes written after the header */
 	uint64_t records;
+	uint64_t nat_records;    /* with NAT status bits: the file is v2 */
 	uint32_t blocks;
 	uint32_t count;          /* records in buf */
 	size_t used;
@@ -190,6 +191,8 @@ static int on_record(const struct ct_record *rec, void *arg)
 	w->used += n;
 	w->count++;
 	w->records++;
+	if (rec->status & (CT_ST_NAT_MASK | CT_ST_NAT_DONE_MASK | CT_ST_NAT_CLASH))
+		w->nat_records++;
 	return 0;
 }
 
@@ -383,7 +386,9 @@ int ct_state_save(struct ct_thread *thr, const char *path,
 	}
 	if (r >= 0) {
 		memcpy(hdr, sf_magic, 8);
-		rec_put32(hdr + 8, CT_STATE_VERSION);
+		/* the oldest version that holds what was written
+		 * (statefile.h) */
+		rec_put32(hdr + 8, w.nat_records ? CT_STATE_VERSION : CT_STATE_VERSION_MIN);
 		rec_put32(hdr + 12, SF_HDR);
 		rec_put64(hdr + 16, o->now);
 		rec_put64(hdr + 24, wall);
@@ -504,6 +509,12 @@ static int check_records(struct ct_state_file *f, const uint8_t *p, uint32_t len
 		enum ct_record_reason why;
 		size_t used = ct_record_decode(p + o, len - o, &rec, &why);
 
+		/* version 1 predates NAT in records: no writer put one there */
+		if (used && f->info.version < 2 &&
+		    (rec.status & (CT_ST_NAT_MASK | CT_ST_NAT_DONE_MASK | CT_ST_NAT_CLASH))) {
+			used = 0;
+			why = CT_RECORD_R_NAT;
+		}
 		if (!used) {
 			int r = set_err(e, CT_STATE_E_RECORD, 0, off + o, NULL);
 
@@ -516,7 +527,6 @@ static int check_records(struct ct_state_file *f, const uint8_t *p, uint32_t len
 		o += used;
 		(*index)++;
 	}
-	(void)f;
 	if (o != len)
 		return set_err(e, CT_STATE_E_COUNT, 0, off + o, "records block's record count");
 	return 0;
@@ -537,7 +547,7 @@ static int check_file(struct ct_state_file *f, struct ct_state_error *e)
 	if (len < 12)
 		return set_err(e, CT_STATE_E_TRUNCATED, 0, len, "header");
 	f->info.version = rec_get32(b + 8);
-	if (f->info.version != CT_STATE_VERSION) {
+	if (f->info.version < CT_STATE_VERSION_MIN || f->info.version > CT_STATE_VERSION) {
 		int r = set_err(e, CT_STATE_E_VERSION, 0, 8, NULL);
 
 		if (e)
@@ -941,7 +951,8 @@ const char *ct_state_strerror(const struct ct_state_error *e, char *buf, size_t 
 		break;
 	case CT_STATE_E_VERSION:
 		snprintf(buf, len, "a state file of format version %u; this ctrack reads "
-			 "version %u", e->version, (unsigned)CT_STATE_VERSION);
+			 "versions %u to %u", e->version, (unsigned)CT_STATE_VERSION_MIN,
+			 (unsigned)CT_STATE_VERSION);
 		break;
 	case CT_STATE_E_HEADER:
 		snprintf(buf, len, "damaged header (%s wrong)", what);

@@ -93,10 +93,19 @@ bool ct_sync_conn_reply(const struct ct_sync_conn *c, struct ct_tuple *reply)
 		return false;
 	if (c->has & CT_SYNC_HAS_SNAT)
 		reply->dst = c->snat_addr;
-	if (c->has & CT_SYNC_HAS_SPAT)
-		reply->dport = c->snat_port;
 	if (c->has & CT_SYNC_HAS_DNAT)
 		reply->src = c->dnat_addr;
+	/* The port attributes are conntrackd's ATTR_REPL_PORT_DST / _SRC,
+	 * compared with the original's ports by NFCT_GOPT_IS_SPAT / IS_DPAT
+	 * whatever the protocol: for ICMP they hold the reply's type/code
+	 * against the original's id, so conntrackd 1.4.7 sends both for every
+	 * ICMP entry with its NAT bits, carrying 0 (seen from a kernel's
+	 * NATed echo: SPAT 0, DPAT 0).  They say nothing about an ICMP id:
+	 * applied only where the protocol has ports. */
+	if (!l4_ported(c->orig.l4))
+		return true;
+	if (c->has & CT_SYNC_HAS_SPAT)
+		reply->dport = c->snat_port;
 	if (c->has & CT_SYNC_HAS_DPAT)
 		reply->sport = c->dnat_port;
 	return true;

@@ -215,7 +215,20 @@ enum ct_rslot_res ct_rslot_insert(struct ct_thread *thr, struct ct_ns *ns,
 
 	*other = NULL;
 	lock_two(t, rq->orig.hash, two ? rq->reply.hash : rq->orig.hash, &lo, &lr);
-	if ((e = chain_holds(lo.r, &rq->orig)) != NULL ||
+	if (rq->reply_only) {
+		/* a restored loser of a clash: its original tuple is the
+		 * winner's, its reply tuple must be free */
+		if ((e = chain_holds(lr.r, &rq->reply)) != NULL) {
+			*other = e;
+			res = CT_RSLOT_CLASH;
+			goto out;
+		}
+		if (chain_full(t, lr.r)) {
+			res = CT_RSLOT_CHAIN;
+			goto out;
+		}
+		res = CT_RSLOT_REPLY_ONLY;
+	} else if ((e = chain_holds(lo.r, &rq->orig)) != NULL ||
 	    (e = chain_holds(lr.r, &rq->reply)) != NULL) {
 		res = resolve(rq, &lr, e, other);
 		if (res != CT_RSLOT_REPLY_ONLY)

@@ -52,6 +52,11 @@ struct ct_rslot_req {
 					 * reply tuple only (the kernel gives
 					 * it 1 s: now + 1 s) */
 	bool allow_clash;               /* the protocol's allow_clash */
+	bool reply_only;                /* go in under the reply tuple only
+					 * (CT_RSLOT_REPLY_ONLY, with clash_exp)
+					 * or not at all: a restored
+					 * IPS_NAT_CLASH entry (record/); its
+					 * original tuple is not looked at */
 };
 
 /*

@@ -320,7 +320,14 @@ static void b_icmp6_in_ip4(struct ct_record *r)
 	ct_tuple_invert(&r->orig, &r->reply);
 }
 static void b_reply(struct ct_record *r) { r->reply.sport ^= 1; }
-static void b_nat_bits(struct ct_record *r) { r->status |= 0x80; }
+static void b_nat_bits(struct ct_record *r) { r->status |= CT_ST_SRC_NAT; r->reply.dst.ip4 ^= 1; }
+static void b_nat_unnamed(struct ct_record *r)
+{
+	r->status |= CT_ST_SRC_NAT | CT_ST_SRC_NAT_DONE;
+	r->reply.dst.ip4 ^= 1;
+	r->reply.src.ip4 ^= 1;
+}
+static void b_seq_adjust(struct ct_record *r) { r->status |= 0x40; }
 static void b_nat_binding(struct ct_record *r) { r->nat.version = 1; }
 static void b_dying(struct ct_record *r) { r->status |= CT_ST_DYING; }
 static void b_expected(struct ct_record *r) { r->status |= CT_ST_EXPECTED; }
@@ -365,7 +372,9 @@ static const struct breakage breakages[] = {
 	{ "ICMP error type", CT_RECORD_R_PORTS, b_icmp_type },
 	{ "ICMPv6 over IPv4", CT_RECORD_R_PORTS, b_icmp6_in_ip4 },
 	{ "reply not inverted", CT_RECORD_R_REPLY, b_reply },
-	{ "SRC_NAT_DONE", CT_RECORD_R_NAT, b_nat_bits },
+	{ "SRC_NAT without SRC_NAT_DONE", CT_RECORD_R_NAT, b_nat_bits },
+	{ "SNAT that changed the reply's source", CT_RECORD_R_REPLY, b_nat_unnamed },
+	{ "SEQ_ADJUST", CT_RECORD_R_STATUS, b_seq_adjust },
 	{ "NAT binding", CT_RECORD_R_NAT, b_nat_binding },
 	{ "DYING", CT_RECORD_R_STATUS, b_dying },
 	{ "EXPECTED", CT_RECORD_R_STATUS, b_expected },
@@ -922,22 +931,56 @@ static void a_commit_whose_time_ran_out_is_new_then_destroy(void **state)
 	tab_free(&x);
 }
 
-static void a_natted_peer_connection_is_refused_by_name(void **state)
+/* A peer's NATed connection (SNAT attributes): the record carries the
+ * binding the kernel's ctnetlink sets up from them - the reply tuple with
+ * the NAT address, SRC_NAT and both DONE bits; a table with NAT takes it
+ * (found from both keys), one without refuses it by name. */
+static void a_natted_peer_connection_needs_a_nat_table(void **state)
 {
 	struct ct_sync_conn c = sync_of_tcp();
+	struct ct_table_config cfg;
 	struct ct_record rec;
 	enum ct_record_reason why;
+	struct ct_conn_info ci;
+	struct ct_table *t;
+	struct ct_thread *thr;
+	enum ct_dir dir;
 	struct tab x;
 
 	(void)state;
-	c.has |= CT_SYNC_HAS_SNAT;
-	c.snat_addr.ip4 = 0xc0a80001;
+	c.has |= CT_SYNC_HAS_SNAT | CT_SYNC_HAS_SPAT;
+	c.snat_addr.ip4 = htonl(0xc6336401);
+	c.snat_port = 61000;
 	tab_new(&x, NULL, false);
 	assert_true(ct_record_from_sync(&c, 100, false, &rec));
+	assert_int_equal(rec.status & (CT_ST_NAT_MASK | CT_ST_NAT_DONE_MASK),
+			 CT_ST_SRC_NAT | CT_ST_NAT_DONE_MASK);
+	assert_int_equal(rec.reply.dst.ip4, htonl(0xc6336401));
+	assert_int_equal(rec.reply.dport, 61000);
 	assert_int_equal(ct_record_import(x.thr, &rec, T0, 0, CT_RECORD_F_COMMIT, &why),
-			 -EINVAL);
-	assert_int_equal(why, CT_RECORD_R_NAT);
+			 -EOPNOTSUPP);
+	assert_int_equal(why, CT_RECORD_R_NAT_OFF);
 	tab_free(&x);
+	ct_table_config_default(&cfg);
+	cfg.nat = true;
+	assert_int_equal(ct_table_create(&cfg, &t), 0);
+	thr = ct_thread_attach(t);
+	assert_int_equal(ct_record_import(thr, &rec, T0, 0, CT_RECORD_F_COMMIT, &why), 1);
+	assert_int_equal(ct_table_lookup(thr, &rec.reply, &ci, &dir), 1);
+	assert_int_equal(dir, CT_DIR_REPLY);
+	assert_memory_equal(&ci.orig, &c.orig, sizeof(ci.orig));
+	assert_true(ci.status & CT_ST_SRC_NAT);
+	/* DNAT attributes alone: DST_NAT */
+	c = sync_of_tcp();
+	c.orig.sport ^= 1;
+	c.has |= CT_SYNC_HAS_DNAT;
+	c.dnat_addr.ip4 = htonl(0xac100005);
+	assert_true(ct_record_from_sync(&c, 100, false, &rec));
+	assert_int_equal(rec.status & (CT_ST_NAT_MASK | CT_ST_NAT_DONE_MASK),
+			 CT_ST_DST_NAT | CT_ST_NAT_DONE_MASK);
+	assert_int_equal(ct_record_import(thr, &rec, T0, 0, CT_RECORD_F_COMMIT, &why), 1);
+	ct_thread_detach(thr);
+	ct_table_destroy(t);
 }
 
 int main(void)
@@ -957,7 +1000,7 @@ int main(void)
 		cmocka_unit_test(window_tracking_on_loses_the_scales_as_the_kernel_does),
 		cmocka_unit_test(a_committed_udp_flow_is_a_stream_at_once),
 		cmocka_unit_test(a_commit_whose_time_ran_out_is_new_then_destroy),
-		cmocka_unit_test(a_natted_peer_connection_is_refused_by_name),
+		cmocka_unit_test(a_natted_peer_connection_needs_a_nat_table),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

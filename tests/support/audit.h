@@ -40,6 +40,10 @@
 enum {
 	TS_AUDIT_TABLE = 0x1,
 	TS_AUDIT_MEMORY = 0x2,
+	/* with TABLE: the entries were restored from records without the
+	 * table's counters (ct_record_import counts no insert: record.h), so
+	 * the removal count (insert = count + expired + ...) is not held */
+	TS_AUDIT_RESTORED = 0x4,
 };
 
 /* Zones whose entries are counted one by one (zone_entries[]). */
@@ -58,6 +62,7 @@ struct ts_audit {
 	uint64_t rows, max_row;   /* rows of the current generation, longest */
 	/* broken invariants: how many, and the first in words */
 	unsigned violations;
+	bool restored;                           /* TS_AUDIT_RESTORED given */
 	char first[256];
 };
 

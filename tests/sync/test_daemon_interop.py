@@ -453,6 +453,186 @@ def case_daemon_to_daemon(cl):
         tr.close()
 
 
+# ---------------------------------------------------------------------------
+# NAT (issue 24): NATed entries between the kernel's nf_nat, conntrackd and
+# the daemon
+
+NAT_VIP = "10.71.2.100"          # a port forward's address: dnat to SERVER:8080
+NAT_NFT = """
+table ip ctsnat {
+    chain pre {
+        type nat hook prerouting priority -100; policy accept;
+        ip daddr %s tcp dport 80 dnat to %s:8080
+    }
+    chain post {
+        type nat hook postrouting priority 100; policy accept;
+        ip saddr 10.71.1.0/24 oifname "%%s" snat to %s
+    }
+}
+""" % (NAT_VIP, sc.SERVER, sc.GW_S)
+# the same rules in ctrack's syntax (docs/nat-design.md)
+NAT_RULES = ["ip daddr %s tcp dport 80 dnat to %s:8080" % (NAT_VIP, sc.SERVER),
+             "ip saddr 10.71.1.0/24 snat to %s" % sc.GW_S]
+
+
+def nat_traffic(tr):
+    """Through the NAT: TCP and UDP source-NATed, a port forward (DNAT and
+    SNAT on one connection), ICMP echo.  Returns the forward's client
+    socket."""
+    tr.tcp_pair(8090)
+    tr.udp_pair(41050, 5050)
+    tr.ping()
+    with tr.cl.ns("s"):
+        ls = ti.socket.socket(ti.socket.AF_INET, ti.socket.SOCK_STREAM)
+        ls.setsockopt(ti.socket.SOL_SOCKET, ti.socket.SO_REUSEADDR, 1)
+        ls.bind((sc.SERVER, 8080))
+        ls.listen(4)
+    with tr.cl.ns("c"):
+        c = ti.socket.socket(ti.socket.AF_INET, ti.socket.SOCK_STREAM)
+        c.settimeout(5)
+        c.connect((NAT_VIP, 80))
+    srv, _ = ls.accept()
+    ls.close()
+    srv.settimeout(5)
+    c.sendall(b"fwd")
+    check(srv.recv(16) == b"fwd", "the port forward's data did not arrive")
+    srv.sendall(b"ok")
+    check(c.recv(16) == b"ok", "the port forward's reply did not arrive")
+    tr.socks += [c, srv]
+    return c
+
+
+def _full(t):
+    return tuple(str(t.get(k, "")) for k in ("src", "dst", "sport", "dport", "type", "code", "id"))
+
+
+def compare_replies(kern, ents, what):
+    """Every kernel entry in @ents with the kernel's reply tuple, field by
+    field (addresses, ports, ICMP id); returns how many were NATed."""
+    by = {ti.entry_key(e): e for e in ents}
+    problems, natted = [], 0
+    for k in kern:
+        e = by.get(ti.kernel_key(k))
+        if e is None:
+            problems.append("missing in %s: %s" % (what, ti.kernel_key(k)))
+            continue
+        if _full(e["reply"]) != _full(k["reply"]):
+            problems.append("%s: reply %s, kernel %s" % (ti.kernel_key(k), _full(e["reply"]),
+                                                         _full(k["reply"])))
+        natted += k["reply"]["dst"] != k["orig"]["src"] or k["reply"]["src"] != k["orig"]["dst"]
+    if problems:
+        raise Fail("; ".join(problems[:6]))
+    return natted
+
+
+def case_nat_conntrackd_to_daemon(cl):
+    """A's nf_nat makes NATed entries from the kernel's own traffic;
+    conntrackd sends them; the daemon's `ctrack sync list` shows the
+    kernel's reply tuples exactly; `ctrack sync commit` puts them into the
+    daemon's table (it runs with the same --nat rules) under both keys, so
+    `ctrack list` shows them with the kernel's reply tuples, and a table
+    without NAT refuses them by name."""
+    extra = []
+    for r in NAT_RULES:
+        extra += ["--nat", r]
+    b = cl.start_peer(sync=ti.b_spec(), extra=extra)
+    cl.ex("a", ["nft", "-f", "-"], input_text=NAT_NFT % "ra1")
+    cl.start_conntrackd()
+    cl.route_via("a")
+    tr = ti.Traffic(cl)
+    try:
+        nat_traffic(tr)
+        kern = ti.kernel_entries(cl)
+        check(len(kern) >= 4, "the kernel tracked %d connections, want 4" % len(kern))
+
+        def synced():
+            ext = b.dump("external")
+            keys = {ti.entry_key(e) for e in ext}
+            return ext if all(ti.kernel_key(k) in keys for k in kern) else None
+        ext = sc.wait_for(synced, 10) or b.dump("external")
+        kern = ti.kernel_entries(cl)
+        natted = compare_replies(kern, ext, "the daemon's external cache")
+        check(natted == len(kern), "%d of %d kernel entries NATed" % (natted, len(kern)))
+        rc, out = b.run("sync", "commit", "-o", "json", check=False)
+        check(rc == 0, "ctrack sync commit: %s" % b.last_err)
+        res = json.loads(out)
+        check(res.get("committed", 0) >= len(kern) and res.get("failed") == 0,
+              "commit answered %s" % res)
+        tab = b.table()
+        compare_replies(kern, tab, "the daemon's table after the commit")
+        n_src = len(b.run("list", "--src-nat")[1].splitlines())
+        n_dst = len(b.run("list", "--dst-nat")[1].splitlines())
+        check(n_src == len(kern) and n_dst == 1, "--src-nat %d, --dst-nat %d" % (n_src, n_dst))
+        # a daemon without NAT takes the same entries into its external
+        # cache but refuses to commit them, saying why
+        b.stop()
+        p = cl.start_peer(sync=ti.b_spec(), name="daemon without --nat")
+
+        def resynced():
+            keys = {ti.entry_key(e) for e in p.dump("external")}
+            return all(ti.kernel_key(k) in keys for k in kern)
+        check(sc.wait_for(resynced, 15), "the daemon without --nat did not get A's table")
+        rc, out = p.run("sync", "commit", "-o", "json", check=False)
+        res2 = json.loads(out) if rc == 0 else {}
+        check(res2.get("committed") == 0 and res2.get("failed") == len(kern) and
+              "this table does no NAT" in p.log_text() and not p.table(),
+              "a commit without --nat: %s %s" % (res2, p.log_text()[-300:]))
+        return "%d NATed kernel entries: the kernel's reply tuples in the external cache and, " \
+               "committed, in the daemon's table (%d src-nat, %d dst-nat); without --nat " \
+               "refused by name" % (len(kern), n_src, n_dst)
+    finally:
+        tr.close()
+
+
+def case_nat_daemon_to_conntrackd(cl):
+    """The daemon with --nat binds B's traffic as B's kernel NATs it (same
+    rules: snat to one address keeps the port, dnat to one backend), sends
+    its NATed entries to A's conntrackd with the NAT attributes; `conntrackd
+    -c` commits them into A's kernel, whose table then has the daemon's
+    reply tuples exactly."""
+    extra = []
+    for r in NAT_RULES:
+        extra += ["--nat", r]
+    b = cl.start_peer(sync=ti.b_spec(), extra=extra)
+    # B's kernel does the NAT the daemon models; A's loads nf_nat, which
+    # ctnetlink needs to set a committed entry's binding up
+    cl.ex("b", ["nft", "-f", "-"], input_text=NAT_NFT % "rb1")
+    cl.ex("a", ["nft", "-f", "-"], input_text=NAT_NFT % "ra1")
+    cl.start_conntrackd()
+    cl.route_via("b")
+    tr = ti.Traffic(cl)
+    try:
+        nat_traffic(tr)
+
+        def synced():
+            tab = b.table()
+            have = {ti.line_key(x) for x in ti.conntrackd_lines(cl, "-e")}
+            if len(tab) >= 4 and all(ti.conn_key(t) in have for t in tab):
+                return tab
+            return None
+        tab = sc.wait_for(synced, 10)
+        check(tab, "A's external cache: %s; the daemon's table: %s" % (
+            [ti.line_key(x) for x in ti.conntrackd_lines(cl, "-e")],
+            [ti.conn_key(t) for t in b.table()]))
+        check(all(t["status"] & 0x30 for t in tab),
+              "the daemon bound every connection: %s" % [hex(t["status"]) for t in tab])
+        with cl.ns("b"):
+            kb = ti.ctnl.dump()
+        kb = [e for e in kb if not e["orig"].get("src", "").startswith("10.99.0.")]
+        compare_replies(kb, tab, "the daemon's table, against B's kernel")
+        check(not ti.kernel_entries(cl), "A's kernel had entries before the commit")
+        cl.conntrackd("-c")
+        ka = ti.kernel_entries(cl)
+        natted = compare_replies(ka, tab, "A's kernel after conntrackd -c")
+        check(len(ka) == len(tab) and natted == len(tab),
+              "A's kernel has %d entries, %d NATed, the daemon %d" % (len(ka), natted,
+                                                                     len(tab)))
+        return "%d NATed entries of the daemon (B's kernel's bindings) committed by " \
+               "conntrackd into A's kernel with the daemon's reply tuples" % len(tab)
+    finally:
+        tr.close()
+
+
 CASES = [
     ("conntrackd_to_daemon_ftfw_udp", lambda cl: ti.case_conntrackd_to_ctrack(cl), False),
     ("daemon_to_conntrackd_ftfw_udp", lambda cl: case_daemon_to_conntrackd(cl), False),
@@ -472,6 +652,8 @@ CASES = [
     ("conntrackd_restart_gets_the_daemons_table", case_conntrackd_restart, False),
     ("daemon_to_daemon", case_daemon_to_daemon, False),
     ("ftfw_lossy_link_converges", case_lossy, True),
+    ("nat_conntrackd_to_daemon", case_nat_conntrackd_to_daemon, False),
+    ("nat_daemon_to_conntrackd", case_nat_daemon_to_conntrackd, False),
 ]
 
 

@@ -895,14 +895,6 @@ int cmd_read(int argc, char **argv)
 		read_nat_close(&rs.nat);
 		return CT_EXIT_USAGE;
 	}
-	if (rs.nat.on && (rs.load_state || rs.save_state)) {
-		/* the state file's record has a place for the NAT binding, not
-		 * yet filled: a NATed entry would come back without it */
-		fprintf(stderr, "ctrack read: --load-state / --save-state do not carry NAT "
-			"bindings yet: not with --nat, --nat-file or --write-translated\n");
-		read_nat_close(&rs.nat);
-		return CT_EXIT_USAGE;
-	}
 	if (read_nat_open(&rs.nat, nmsg, sizeof(nmsg)) < 0) {
 		fprintf(stderr, "ctrack read: %s\n", nmsg);
 		nat_rules_free(&rs.nat.rules);
@@ -972,6 +964,8 @@ int cmd_read(int argc, char **argv)
 		rs.have_now = restored;
 		rs.frames = rs.base.frames;
 		rs.bad_link = rs.base.bad_link;
+		if (rs.nat.on && rs.base.n_nat == READ_NAT_COUNTERS)
+			read_nat_add_counters(&rs.nat, rs.base.nat);
 		note_next_due(&rs);
 	}
 
@@ -986,8 +980,14 @@ int cmd_read(int argc, char **argv)
 		rs.exit_code = CT_EXIT_INTERNAL;
 	if (rs.save_state) {
 		struct ct_defrag_stats ds;
-		struct read_counts rc = { rs.frames, rs.bad_link, 0, 0 };
+		struct read_counts rc = { rs.frames, rs.bad_link, 0, 0, 0, { 0 } };
 		int ex;
+
+		if (rs.nat.on) {
+			_Static_assert(READ_NAT_COUNTERS <= 64, "room in read_counts.nat");
+			rc.n_nat = READ_NAT_COUNTERS;
+			read_nat_counters(&rs.nat, rc.nat);
+		}
 
 		ct_defrag_get_stats(rs.defrag, &ds);
 		rc.fragments = ds.fragments + rs.base.fragments;

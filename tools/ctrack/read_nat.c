@@ -15,6 +15,7 @@
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <pcap/pcap.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -266,109 +267,98 @@ static void send_on(struct read_nat *n, const struct ct_packet *pkt, const uint8
 	(void)refrag_send(copy + off, len, pkt->frag_max_size, pkt->frag_id, write_ip, &w);
 }
 
-/* The first snat / masquerade rule on the tuple dnat left, or the null
- * binding (at confirm); dnat's before it. */
-static void bind_rules(struct read_nat *n, struct ct_thread *thr, struct ct_pending *p,
-		 const struct ct_packet *pkt, int32_t iif)
+/* nat_path_before_fn: what the setup under way is about, for the
+ * replay's random numbers */
+static void before_setup(void *arg, const struct ct_tuple *orig, enum ct_nat_manip manip,
+			 const struct ct_nat_range *range)
 {
-	const struct nat_rule *r;
-	struct ct_tuple after;
-	int rc;
+	struct read_nat *n = arg;
 
-	n->cur_orig = pkt->tuple;
-	n->cur_manip = CT_NAT_MANIP_DST;
-	n->cur_range = NULL;
-	r = nat_rules_first(&n->rules, CT_NAT_MANIP_DST, &pkt->tuple, iif, NULL);
-	if (r) {
-		n->cur_range = &r->range;
-		rc = ct_pending_nat(thr, p, &r->range, CT_NAT_MANIP_DST);
-		if (rc < 0)
-			n->setup_err++;
-		else
-			n->dnat++;
-	}
-	if (!ct_tuple_invert(&ct_pending_binding(p)->reply, &after))
-		after = pkt->tuple;
-	n->cur_manip = CT_NAT_MANIP_SRC;
-	n->cur_range = NULL;
-	r = nat_rules_first(&n->rules, CT_NAT_MANIP_SRC, &after, iif, NULL);
-	if (!r)
-		return;   /* the null binding at confirm: no range */
-	n->cur_range = &r->range;
-	if (r->action == NAT_RULE_MASQUERADE) {
-		rc = ct_pending_masquerade(thr, p, &r->range, &r->range.min_addr);
-		if (rc == CT_NAT_BOUND || rc == CT_NAT_BOUND_TAKEN)
-			n->masq++;
-	} else {
-		rc = ct_pending_nat(thr, p, &r->range, CT_NAT_MANIP_SRC);
-		if (rc >= 0)
-			n->snat++;
-	}
-	if (rc < 0)
-		n->setup_err++;
+	n->cur_orig = *orig;
+	n->cur_manip = manip;
+	n->cur_range = range;
 }
 
 void read_nat_track(struct read_nat *n, struct ct_thread *thr, struct ct_packet *pkt,
 		    const uint8_t *frame, uint32_t caplen, ct_time_ns now, int32_t iif)
 {
-	struct ct_classified cl;
 	struct ct_nat_binding b;
-	int rc;
+	struct ct_verdict v;
+	enum ct_dir dir;
 
-	if (ct_classify(thr, pkt, now, &cl) < 0)
+	switch (nat_path_track(&n->rules, thr, pkt, now, iif, &n->pc, before_setup, n, &v, &b,
+			       &dir)) {
+	case NAT_PATH_FIRST:
+	case NAT_PATH_TRACKED:
+		/* a packet without a binding gets nothing but the TTL */
+		send_on(n, pkt, frame, caplen, &b, dir, now);
 		return;
-	switch (cl.cls) {
-	case CT_CLASS_PENDING:
-		n->pending++;
-		bind_rules(n, thr, cl.pending, pkt, iif);
-		rc = ct_pending_confirm(thr, cl.pending, &b);
-		if (rc < 0) {
-			/* the kernel drops the packet with its conntrack */
-			n->refused++;
-			return;
-		}
-		if (rc == CT_CONFIRM_MERGED)
-			n->merged++;
-		else if (rc == CT_CONFIRM_REPLY_ONLY)
-			n->reply_only++;
-		else
-			n->confirmed++;
-		send_on(n, pkt, frame, caplen, &b, CT_DIR_ORIGINAL, now);
-		return;
-	case CT_CLASS_TRACKED:
-	case CT_CLASS_RELATED:
-		if (!cl.nat) {
-			/* nothing to change but the TTL */
-			memset(&cl.binding, 0, sizeof(cl.binding));
-		}
-		send_on(n, pkt, frame, caplen, &cl.binding, (enum ct_dir)cl.v.dir, now);
-		return;
-	default:
+	case NAT_PATH_OTHER:
 		/* INVALID and UNTRACKED IP packets are forwarded unchanged,
 		 * as a router without rules against them does; what no
 		 * router forwards (--router's judgement), and non-IP
 		 * frames, are not */
-		if (!pkt->l3 || (cl.v.flags & CT_VF_UNCONFIRMED) || cl.v.cls == CT_V_DROP) {
+		if (!pkt->l3 || (v.flags & CT_VF_UNCONFIRMED) || v.cls == CT_V_DROP) {
 			n->not_forwarded++;
 			return;
 		}
 		memset(&b, 0, sizeof(b));
 		send_on(n, pkt, frame, caplen, &b, CT_DIR_ORIGINAL, now);
 		return;
+	default:
+		/* refused at confirm: the kernel drops the packet with its
+		 * conntrack; or no memory */
+		return;
 	}
 }
 
 bool read_nat_shows(const struct read_nat *n, const struct ct_conn_info *ci)
 {
+	/* conntrack 1.4.7's filter_nat: --any-nat whatever else is given,
+	 * else every one given (-n -g: both translated) */
 	if (!n->filter)
 		return true;
-	if ((n->filter & NAT_FILTER_SRC) && (ci->status & CT_ST_SRC_NAT))
-		return true;
-	if ((n->filter & NAT_FILTER_DST) && (ci->status & CT_ST_DST_NAT))
-		return true;
-	if ((n->filter & NAT_FILTER_ANY) && (ci->status & CT_ST_NAT_MASK))
-		return true;
-	return false;
+	if (n->filter & NAT_FILTER_ANY)
+		return (ci->status & CT_ST_NAT_MASK) != 0;
+	if ((n->filter & NAT_FILTER_SRC) && !(ci->status & CT_ST_SRC_NAT))
+		return false;
+	if ((n->filter & NAT_FILTER_DST) && !(ci->status & CT_ST_DST_NAT))
+		return false;
+	return true;
+}
+
+/* The counters in the order of the state file (never reordered: append
+ * new ones, READ_NAT_COUNTERS grows and older files are not applied). */
+static const size_t counter_off[12] = {
+	offsetof(struct read_nat, pc.pending), offsetof(struct read_nat, pc.dnat),
+	offsetof(struct read_nat, pc.snat), offsetof(struct read_nat, pc.masq),
+	offsetof(struct read_nat, pc.confirmed), offsetof(struct read_nat, pc.merged),
+	offsetof(struct read_nat, pc.reply_only), offsetof(struct read_nat, pc.refused),
+	offsetof(struct read_nat, written), offsetof(struct read_nat, fragments_out),
+	offsetof(struct read_nat, not_forwarded), offsetof(struct read_nat, pc.setup_err),
+};
+
+static size_t counter_at(unsigned i)
+{
+	return i < 12 ? counter_off[i]
+		      : offsetof(struct read_nat, xlate_drop) + (i - 12) * sizeof(uint64_t);
+}
+
+void read_nat_counters(const struct read_nat *n, uint64_t out[READ_NAT_COUNTERS])
+{
+	for (unsigned i = 0; i < READ_NAT_COUNTERS; i++)
+		memcpy(&out[i], (const uint8_t *)n + counter_at(i), sizeof(uint64_t));
+}
+
+void read_nat_add_counters(struct read_nat *n, const uint64_t in[READ_NAT_COUNTERS])
+{
+	for (unsigned i = 0; i < READ_NAT_COUNTERS; i++) {
+		uint64_t v;
+
+		memcpy(&v, (uint8_t *)n + counter_at(i), sizeof(v));
+		v += in[i];
+		memcpy((uint8_t *)n + counter_at(i), &v, sizeof(v));
+	}
 }
 
 void read_nat_stats(const struct read_nat *n, FILE *out, bool json)
@@ -384,8 +374,8 @@ void read_nat_stats(const struct read_nat *n, FILE *out, bool json)
 			",\"setup_errors\":%" PRIu64 ",\"written\":%" PRIu64
 			",\"frames_written\":%" PRIu64 ",\"not_forwarded\":%" PRIu64
 			",\"translation_dropped\":{",
-			n->pending, n->dnat, n->snat, n->masq, n->confirmed, n->merged, n->reply_only,
-			n->refused, n->setup_err, n->written, n->fragments_out, n->not_forwarded);
+			n->pc.pending, n->pc.dnat, n->pc.snat, n->pc.masq, n->pc.confirmed, n->pc.merged, n->pc.reply_only,
+			n->pc.refused, n->pc.setup_err, n->written, n->fragments_out, n->not_forwarded);
 		for (int i = 1; i < CT_NAT_V_MAX; i++)
 			if (n->xlate_drop[i]) {
 				fprintf(out, "%s\"%s\":%" PRIu64, any ? "," : "",
@@ -398,8 +388,8 @@ void read_nat_stats(const struct read_nat *n, FILE *out, bool json)
 	fprintf(out, "nat: first_packets=%" PRIu64 " dnat=%" PRIu64 " snat=%" PRIu64
 		" masquerade=%" PRIu64 " confirmed=%" PRIu64 " merged=%" PRIu64
 		" reply_only=%" PRIu64 " refused=%" PRIu64 " setup_errors=%" PRIu64 "\n",
-		n->pending, n->dnat, n->snat, n->masq, n->confirmed, n->merged, n->reply_only,
-		n->refused, n->setup_err);
+		n->pc.pending, n->pc.dnat, n->pc.snat, n->pc.masq, n->pc.confirmed, n->pc.merged, n->pc.reply_only,
+		n->pc.refused, n->pc.setup_err);
 	if (n->out_path)
 		fprintf(out, "translated: written=%" PRIu64 " frames=%" PRIu64
 			" not_forwarded=%" PRIu64 "\n", n->written, n->fragments_out,

@@ -24,6 +24,7 @@
 #include <stdio.h>
 
 #include "ctrack/ctrack.h"
+#include "nat_path.h"
 #include "nat_rule.h"
 
 enum { NAT_FILTER_SRC = 1, NAT_FILTER_DST = 2, NAT_FILTER_ANY = 4 };
@@ -34,11 +35,11 @@ struct read_nat {
 	unsigned filter;              /* NAT_FILTER_*: conntrack -n/-g/-j */
 	const char *out_path;         /* --write-translated */
 	void *pcap, *dumper;          /* libpcap's, opaque here */
-	/* what happened, for --stats */
-	uint64_t pending, dnat, snat, masq, confirmed, merged, reply_only, refused,
-		 written, fragments_out, not_forwarded;
+	/* what happened, for --stats: the first packets (nat_path.h), what
+	 * was written */
+	struct nat_path_counts pc;
+	uint64_t written, fragments_out, not_forwarded;
 	uint64_t xlate_drop[CT_NAT_V_MAX];
-	uint64_t setup_err;
 	/* --nat-random-replay: the kernel's bindings, and what the setup
 	 * under way is about (the random source's callback reads them) */
 	struct ct_nat_binding *replay;
@@ -49,6 +50,16 @@ struct read_nat {
 	enum ct_nat_manip cur_manip;
 	uint64_t rng;
 };
+
+/*
+ * read_nat_counters / read_nat_add_counters - what the NAT counted (the
+ * --stats "nat:" and "translated:" figures) as READ_NAT_COUNTERS values
+ * in a fixed order, for the state file's application bytes
+ * (read_state.c): a reading split over files counts as one.
+ */
+#define READ_NAT_COUNTERS (12 + CT_NAT_V_MAX)
+void read_nat_counters(const struct read_nat *n, uint64_t out[READ_NAT_COUNTERS]);
+void read_nat_add_counters(struct read_nat *n, const uint64_t in[READ_NAT_COUNTERS]);
 
 /* read_nat_load_replay - the kernel's bindings of --nat-random-replay
  * FILE: "L3 L4 OSRC ODST OSPORT ODPORT RSRC RDST RSPORT RDPORT" lines

@@ -25,9 +25,15 @@
 #include "cli.h"
 #include "read_state.h"
 
+/* The application bytes: "ctread/1" and four counters; a reading with
+ * NAT writes "ctread/2", the same four, a u64 count and the NAT's
+ * counters (read_nat.h), which a reader applies only when the count is
+ * its own. */
 static const char app_tag[8] = { 'c', 't', 'r', 'e', 'a', 'd', '/', '1' };
+static const char app_tag2[8] = { 'c', 't', 'r', 'e', 'a', 'd', '/', '2' };
 
 #define APP_LEN (8 + 4 * 8)
+#define APP_MAX (APP_LEN + 8 + 64 * 8)
 
 static void put64(uint8_t *p, uint64_t v)
 {
@@ -114,17 +120,29 @@ int read_state_load(const char *path, enum state_damaged policy, struct ct_threa
 	r = ct_state_restore(f, thr, &ro, &res, &err);
 	if (r < 0) {
 		ct_state_strerror(&err, msg, sizeof(msg));
-		fprintf(stderr, "ctrack: --load-state %s: %s\n", path, msg);
+		fprintf(stderr, "ctrack: --load-state %s: %s%s\n", path, msg,
+			err.err == CT_STATE_E_IMPORT && err.reason == CT_RECORD_R_NAT_OFF
+			? " (it was saved with NAT: give the same --nat / --nat-file rules)" : "");
 		ct_state_close(f);
 		return r == -ENOMEM ? CT_EXIT_INTERNAL : CT_EXIT_PARTIAL;
 	}
 	memset(counts, 0, sizeof(*counts));
 	app = ct_state_app(f, &app_len);
-	if (app && app_len == APP_LEN && !memcmp(app, app_tag, sizeof(app_tag))) {
+	if (app && ((app_len == APP_LEN && !memcmp(app, app_tag, sizeof(app_tag))) ||
+		    (app_len >= APP_LEN + 8 && !memcmp(app, app_tag2, sizeof(app_tag2))))) {
 		counts->frames = get64(app + 8);
 		counts->bad_link = get64(app + 16);
 		counts->fragments = get64(app + 24);
 		counts->reassembled = get64(app + 32);
+	}
+	if (app && app_len >= APP_LEN + 8 && !memcmp(app, app_tag2, sizeof(app_tag2))) {
+		uint64_t n = get64(app + APP_LEN);
+
+		if (n <= 64 && app_len == APP_LEN + 8 + 8 * n) {
+			counts->n_nat = (uint32_t)n;
+			for (uint64_t i = 0; i < n; i++)
+				counts->nat[i] = get64(app + APP_LEN + 8 + 8 * i);
+		}
 	}
 	*now = info.saved_now;
 	*restored = true;
@@ -137,20 +155,27 @@ int read_state_save(const char *path, struct ct_thread *thr, ct_time_ns now,
 {
 	struct ct_state_save_opts o;
 	struct ct_state_error err;
-	uint8_t app[APP_LEN];
+	uint8_t app[APP_MAX];
+	size_t app_len = APP_LEN;
 	char msg[256];
 
-	memcpy(app, app_tag, sizeof(app_tag));
+	memcpy(app, counts->n_nat ? app_tag2 : app_tag, sizeof(app_tag));
 	put64(app + 8, counts->frames);
 	put64(app + 16, counts->bad_link);
 	put64(app + 24, counts->fragments);
 	put64(app + 32, counts->reassembled);
+	if (counts->n_nat && counts->n_nat <= 64) {
+		put64(app + APP_LEN, counts->n_nat);
+		for (uint32_t i = 0; i < counts->n_nat; i++)
+			put64(app + APP_LEN + 8 + 8 * i, counts->nat[i]);
+		app_len = APP_LEN + 8 + 8 * (size_t)counts->n_nat;
+	}
 	memset(&o, 0, sizeof(o));
 	o.now = now;
 	o.zone = -1;
 	o.counters = true;
 	o.app = app;
-	o.app_len = sizeof(app);
+	o.app_len = (uint32_t)app_len;
 	if (ct_state_save(thr, path, &o, NULL, &err) < 0) {
 		ct_state_strerror(&err, msg, sizeof(msg));
 		fprintf(stderr, "ctrack: --save-state %s: %s\n", path, msg);

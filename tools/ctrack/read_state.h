@@ -21,6 +21,11 @@ struct read_counts {
 	uint64_t bad_link;
 	uint64_t fragments;     /* the reassembler's, before this run */
 	uint64_t reassembled;
+	/* with NAT (n_nat READ_NAT_COUNTERS, read_nat.h): its counters; a
+	 * file written without NAT, or by a build with another count, has
+	 * n_nat 0 */
+	uint32_t n_nat;
+	uint64_t nat[64];
 };
 
 enum state_damaged {

@@ -181,8 +181,17 @@ int cmd_daemon(int argc, char **argv)
 		return CT_EXIT_INTERNAL;
 	}
 	memset(d->w, 0, sizeof(*d->w) * d->n_workers);
+	if (dm_nat_start(d, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ctrack daemon: %s\n", err);
+		free(d->w);
+		evbus_free(d->bus);
+		free(d);
+		return CT_EXIT_USAGE;
+	}
 	ct_table_config_default(&cfg);
 	cfg.settings = d->opt.set;
+	cfg.nat = d->nat_on;
+	cfg.nat_exact_ports = d->opt.nat_exact_ports;
 	ex_table_config(&d->opt.ex, &cfg);    /* TCP flags for IPFIX */
 	if ((r = ct_table_create(&cfg, &d->t)) < 0) {
 		fprintf(stderr, "ctrack daemon: cannot create the table: %s\n", strerror(-r));
@@ -253,6 +262,8 @@ int cmd_daemon(int argc, char **argv)
 		       d->opt.speed, d->n_workers, d->n_workers == 1 ? "" : "s",
 		       d->opt.socket_path);
 	}
+	if (d->nat_on)
+		dm_log("NAT: %zu rule%s", d->nat.n, d->nat.n == 1 ? "" : "s");
 	/* the control plane yields to the packet path when they compete for a
 	 * core: a client listing a million entries must not lengthen bursts */
 	if (setpriority(PRIO_PROCESS, (id_t)gettid(), d->opt.control_nice) < 0)
@@ -286,6 +297,7 @@ out:
 		ct_thread_detach(d->thr);
 	ct_table_destroy(d->t);
 	evbus_free(d->bus);
+	dm_nat_stop(d);
 	if (rc == CT_EXIT_OK)
 		dm_log("stopped");
 	free(d->w);

@@ -455,6 +455,9 @@ static const struct option lopts[] = {
 	{ "zone", required_argument, NULL, 'w' },
 	{ "mark", required_argument, NULL, 'm' },
 	{ "status", required_argument, NULL, 'u' },
+	{ "src-nat", no_argument, NULL, 'n' },
+	{ "dst-nat", no_argument, NULL, 'g' },
+	{ "any-nat", no_argument, NULL, 'j' },
 	{ "zero", no_argument, NULL, 'z' },
 	{ "event-mask", required_argument, NULL, 'e' },
 	{ "buffer-size", required_argument, NULL, 'b' },
@@ -541,7 +544,9 @@ static void usage(FILE *f, const char *cmd)
 		      "  --sport P --dport P --reply-port-src P --reply-port-dst P  (after -p)\n"
 		      "  --state STATE (after -p tcp|sctp)   --icmp-type/-code/-id (after -p icmp)\n"
 		      "  -w, --zone N            -m, --mark MARK[/MASK]\n"
-		      "  -u, --status ASSURED,SEEN_REPLY,UNREPLIED,...\n", f);
+		      "  -u, --status ASSURED,SEEN_REPLY,UNREPLIED,...\n"
+		      "  -n, --src-nat  -g, --dst-nat  -j, --any-nat   (source / destination /\n"
+		      "                          either translated; -n -g: both)\n", f);
 	if (t & 4)
 		fputs("  -z, --zero              zero the counters of the entries listed\n", f);
 	if (t & 8)
@@ -634,7 +639,8 @@ static int run_ctl(struct cl *c, int argc, char **argv)
 {
 	const char *cmd = argv[0];
 	unsigned t = takes(cmd);
-	char err[512];
+	char err[512], natv[16] = "";
+	unsigned natbits = 0;
 	int o, rc;
 
 	c->cmd = cmd;
@@ -647,9 +653,20 @@ static int run_ctl(struct cl *c, int argc, char **argv)
 	}
 	optind = 1;
 	opterr = 0;
-	while ((o = getopt_long(argc, argv, "o:f:p:s:d:r:q:w:m:u:ze:b:h", lopts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "o:f:p:s:d:r:q:w:m:u:ze:b:hngj", lopts, NULL)) != -1) {
 		const char *key = filter_key(o);
 
+		if (o == 'n' || o == 'g' || o == 'j') {
+			/* conntrack's -n / -g / -j: one "nat" term, the list of
+			 * what was given */
+			if (!(t & 1)) {
+				fprintf(stderr, "ctrack %s: option '%s' does not apply to %s\n", cmd,
+					argv[optind - 1], cmd);
+				return CT_EXIT_USAGE;
+			}
+			natbits |= o == 'n' ? 1u : o == 'g' ? 2u : 4u;
+			continue;
+		}
 		if (o == OPT_HELP || o == 'h') {
 			usage(stdout, cmd);
 			return CT_EXIT_OK;
@@ -693,6 +710,16 @@ static int run_ctl(struct cl *c, int argc, char **argv)
 		} else if (o == OPT_ALL) {
 			c->stats_all = true;
 		}
+	}
+	if (natbits) {
+		snprintf(natv, sizeof(natv), "%s%s%s%s%s", natbits & 1 ? "src" : "",
+			 (natbits & 1) && (natbits & 6) ? "," : "", natbits & 2 ? "dst" : "",
+			 (natbits & 2) && (natbits & 4) ? "," : "", natbits & 4 ? "any" : "");
+		if (ctl_filter_set(&c->check, "nat", natv, err, sizeof(err)) < 0) {
+			fprintf(stderr, "ctrack %s: %s\n", cmd, err);
+			return CT_EXIT_USAGE;
+		}
+		json_object_set_new(c->filter, "nat", json_string(natv));
 	}
 	if (ctl_filter_check(&c->check, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ctrack %s: %s\n", cmd, err);

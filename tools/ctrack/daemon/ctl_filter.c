@@ -24,7 +24,7 @@
 const char *const ctl_filter_keys[] = {
 	"family", "proto", "src", "dst", "reply-src", "reply-dst", "sport", "dport",
 	"reply-sport", "reply-dport", "state", "zone", "mark", "status", "icmp-type",
-	"icmp-code", "icmp-id", NULL,
+	"icmp-code", "icmp-id", "nat", NULL,
 };
 
 /* Protocol names conntrack(8) accepts, with their numbers. */
@@ -104,6 +104,34 @@ static int parse_addr(const char *key, const char *v, struct cf_addr *a, char *e
 bad:
 	snprintf(err, errlen, "%s: '%s' is not an IPv4 or IPv6 address (ADDR or ADDR/PREFIX)",
 		 key, v);
+	return -1;
+}
+
+/* "src", "dst", "any", comma-separated */
+static int parse_nat(struct ctl_filter *f, const char *v, char *err, size_t errlen)
+{
+	char buf[64], *save = NULL;
+
+	if (strlen(v) >= sizeof(buf) || !*v)
+		goto bad;
+	snprintf(buf, sizeof(buf), "%s", v);
+	f->nat = 0;
+	for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(t, "src"))
+			f->nat |= CF_NAT_SRC;
+		else if (!strcmp(t, "dst"))
+			f->nat |= CF_NAT_DST;
+		else if (!strcmp(t, "any"))
+			f->nat |= CF_NAT_ANY;
+		else
+			goto bad;
+	}
+	if (!f->nat)
+		goto bad;
+	f->have |= CF_NAT;
+	return 0;
+bad:
+	snprintf(err, errlen, "nat: '%s' is not a list of src, dst, any", v);
 	return -1;
 }
 
@@ -274,9 +302,11 @@ badmark:
 		f->have |= CF_STATUS;
 		return 0;
 	}
+	if (!strcmp(key, "nat"))
+		return parse_nat(f, v, err, errlen);
 	snprintf(err, errlen, "'%s' is not a filter (family, proto, src, dst, reply-src, "
 		 "reply-dst, sport, dport, reply-sport, reply-dport, state, zone, mark, status, "
-		 "icmp-type, icmp-code, icmp-id)", key);
+		 "icmp-type, icmp-code, icmp-id, nat)", key);
 	return -1;
 }
 
@@ -375,6 +405,16 @@ bool ctl_filter_match(const struct ctl_filter *f, const struct ct_conn_info *ci)
 		return false;
 	if ((h & CF_ICMP_ID) && ci->orig.sport != f->icmp_id)
 		return false;
+	if (h & CF_NAT) {
+		/* conntrack's filter_nat: any wins, else each given */
+		if (f->nat & CF_NAT_ANY) {
+			if (!(ci->status & CT_ST_NAT_MASK))
+				return false;
+		} else if (((f->nat & CF_NAT_SRC) && !(ci->status & CT_ST_SRC_NAT)) ||
+			   ((f->nat & CF_NAT_DST) && !(ci->status & CT_ST_DST_NAT))) {
+			return false;
+		}
+	}
 	return true;
 }
 

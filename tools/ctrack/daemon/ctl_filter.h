@@ -17,6 +17,9 @@
  * /prefix; -m MARK[/MASK] matches (mark & MASK) == MARK; -u takes
  * ASSURED, SEEN_REPLY, UNREPLIED, EXPECTED, FIXED_TIMEOUT (comma list, all
  * must hold); --state and the port options need the protocol first.
+ * "nat" is -n / -g / -j: src (the source was translated, IPS_SRC_NAT),
+ * dst (IPS_DST_NAT), any (either, whatever else is given); src and dst
+ * together need both, as conntrack 1.4.7's filter_nat decides.
  */
 #ifndef CTRACK_DAEMON_CTL_FILTER_H
 #define CTRACK_DAEMON_CTL_FILTER_H
@@ -45,7 +48,12 @@ enum {
 	CF_ICMP_TYPE = 1u << 14,
 	CF_ICMP_CODE = 1u << 15,
 	CF_ICMP_ID = 1u << 16,
+	CF_NAT = 1u << 17,
 };
+
+/* ctl_filter.nat: conntrack's -n (--src-nat), -g (--dst-nat), -j
+ * (--any-nat) */
+enum { CF_NAT_SRC = 1, CF_NAT_DST = 2, CF_NAT_ANY = 4 };
 
 struct cf_addr {
 	union ct_addr a;
@@ -65,6 +73,7 @@ struct ctl_filter {
 	bool status_unreplied;  /* -u UNREPLIED: SEEN_REPLY clear */
 	uint32_t status;        /* CT_ST_* bits that must all be set */
 	uint32_t mark, mark_mask;
+	uint8_t nat;            /* CF_NAT_*: every one given must hold */
 };
 
 /* The keys ctl_filter_set takes, in the order the JSON uses; NULL-ended. */
@@ -74,7 +83,8 @@ extern const char *const ctl_filter_keys[];
  * ctl_filter_set - apply one filter term: @key is a name from
  * ctl_filter_keys ("family", "proto", "src", "dst", "reply-src",
  * "reply-dst", "sport", "dport", "reply-sport", "reply-dport", "state",
- * "zone", "mark", "status", "icmp-type", "icmp-code", "icmp-id"), @value
+ * "zone", "mark", "status", "icmp-type", "icmp-code", "icmp-id", "nat":
+ * src, dst or any, comma-separated), @value
  * the user's text.  Terms that depend on others ("state" on "proto") are
  * checked by ctl_filter_check once all are in.  Returns 0, or -1 with a
  * sentence for a person in @err ("src: '10.0.0.300' is not an IPv4 or

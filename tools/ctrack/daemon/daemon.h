@@ -51,6 +51,7 @@
 #include "ctrack/ctrack.h"
 #include "../export/export.h"
 #include "../format.h"
+#include "../nat_path.h"
 
 #define DM_MAX_IFACES 16
 #define DM_MAX_WORKERS 64
@@ -88,6 +89,11 @@ struct dm_options {
 	bool check;                 /* --check: parse, report, exit */
 	char sync[2048];            /* --sync SPEC (repeatable, joined with
 				     * commas): dm_sync.h; "" = off */
+	/* --nat RULE (repeatable: the texts, one a line, each checked when
+	 * read), --nat-file FILE, --nat-exact-ports (dm_nat.c) */
+	char nat[8192];
+	char nat_file[PATH_MAX];
+	bool nat_exact_ports;
 };
 
 void dm_options_default(struct dm_options *o);
@@ -157,6 +163,8 @@ struct dm_worker {
 	_Atomic uint64_t if_frames[DM_MAX_IFACES + 1];
 	uint32_t last_ifindex;         /* the last frame's, and its slot */
 	unsigned last_ifslot;
+	/* --nat: what the first packets met (this worker's alone) */
+	struct nat_path_counts nat_counts;
 };
 
 /* ---- the daemon ---- */
@@ -188,7 +196,25 @@ struct daemon {
 	_Atomic bool stop;
 	uint64_t reloads;
 	struct dm_state *state;     /* dm_state.c: the periodic saver */
+	/* --nat: the rules, parsed at start and read-only after (every
+	 * worker matches them) */
+	bool nat_on;
+	struct nat_rules nat;
 };
+
+/* dm_nat.c: --nat, --nat-file, --nat-exact-ports.  dm_nat_option applies
+ * one (@which 0, 1, 2), checking a rule as it is read (a message naming
+ * @where, the rule and the column); dm_nat_check the whole set once the
+ * options are read (the file's rules; --nat-exact-ports without rules);
+ * dm_nat_start parses them into d->nat (warnings for rules that can never
+ * match go to stderr), dm_nat_stop frees them; dm_nat_packet tracks one
+ * packet of worker @w through them (nat_path.h). */
+int dm_nat_option(struct dm_options *o, int which, const char *v, const char *where,
+		  char *err, size_t errlen);
+int dm_nat_check(const struct dm_options *o, char *err, size_t errlen);
+int dm_nat_start(struct daemon *d, char *err, size_t errlen);
+void dm_nat_stop(struct daemon *d);
+void dm_nat_packet(struct dm_worker *w, const struct ct_packet *pkt, ct_time_ns now);
 
 /* worker.c */
 int dm_workers_start(struct daemon *d, char *err, size_t errlen);

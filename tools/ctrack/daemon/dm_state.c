@@ -175,7 +175,9 @@ int dm_state_load(struct daemon *d, char *err, size_t errlen)
 		/* the table is the daemon's own and fresh: a clash means the
 		 * file holds one connection twice, which its checks cannot see */
 		ct_state_strerror(&e, msg, sizeof(msg));
-		snprintf(err, errlen, "--state %s: %s", path, msg);
+		snprintf(err, errlen, "--state %s: %s%s", path, msg,
+			 e.err == CT_STATE_E_IMPORT && e.reason == CT_RECORD_R_NAT_OFF
+			 ? " (it was saved with NAT: give the same --nat / --nat-file rules)" : "");
 		return r == -ENOMEM ? CT_EXIT_INTERNAL : CT_EXIT_PARTIAL;
 	}
 	dm_log("state: restored %" PRIu64 " entries from %s (saved %.1f s ago; %" PRIu64

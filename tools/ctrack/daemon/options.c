@@ -51,6 +51,7 @@ enum opt_id {
 	O_EVENTS_BUFFER, O_EVENT_RING, O_LOOP, O_CONTROL_NICE, O_SET, O_SYSCTL_FILE, O_ROUTER, O_CONFIG, O_CHECK, O_HELP,
 	O_EXPORT_QUEUE, O_SYNC,
 	O_STATE, O_STATE_INTERVAL, O_STATE_DAMAGED,     /* dm_state.c */
+	O_NAT, O_NAT_FILE, O_NAT_EXACT_PORTS,           /* dm_nat.c */
 	/* and export.h's EX_OPT_* for the flow export and metrics */
 };
 
@@ -111,6 +112,13 @@ static const struct opt_def defs[] = {
 	{ "sync", O_SYNC, 1, "KEY=VALUE,...",
 	  "join a conntrackd cluster (repeatable; docs/sync.md): e.g. mode=ftfw,"
 	  "transport=udp,iface=eth2,local=ADDR,peer=ADDR" },
+	{ "nat", O_NAT, 1, "RULE",
+	  "a NAT rule, as ctrack read --nat's (repeatable): e.g. 'ip saddr 10.0.0.0/8 "
+	  "snat to 198.51.100.1'; new connections are bound as the kernel's nat chains "
+	  "bind them" },
+	{ "nat-file", O_NAT_FILE, 1, "FILE", "NAT rules, one per line ('#' comments)" },
+	{ "nat-exact-ports", O_NAT_EXACT_PORTS, 0, NULL,
+	  "search source NAT ports with ctrack's exact port map" },
 	{ "state", O_STATE, 1, "FILE", "keep the table in FILE across restarts" },
 	{ "state-interval", O_STATE_INTERVAL, 1, "SECONDS",
 	  "save it this often too (default 60; 0: only at stop)" },
@@ -346,6 +354,10 @@ static int apply(struct dm_options *o, const struct opt_def *d, const char *v,
 	case O_STATE_INTERVAL:
 	case O_STATE_DAMAGED:
 		return dm_state_option(o, d->id - O_STATE, v, where, err, errlen);
+	case O_NAT:
+	case O_NAT_FILE:
+	case O_NAT_EXACT_PORTS:
+		return dm_nat_option(o, d->id - O_NAT, v, where, err, errlen);
 	case O_EXPORT_QUEUE:
 		if (parse_uint(v, 1024, 1u << 24, &n, 10) < 0) {
 			snprintf(err, errlen, "%s: '%s' is not a number of events from 1024 to "
@@ -542,6 +554,8 @@ int dm_options_parse(int argc, char **argv, struct dm_options *o, char *err, siz
 			return -1;
 		}
 	}
+	if (dm_nat_check(o, err, errlen) < 0)
+		return -1;
 	if (o->filter[0] && o->replay[0]) {
 		snprintf(err, errlen, "--filter applies to live interfaces, not to --replay "
 			 "(filter the capture with tcpdump -r FILE -w OUT EXPR first)");
@@ -584,6 +598,12 @@ const char *dm_options_restart_only(const struct dm_options *a, const struct dm_
 		return "sync";
 	if (strcmp(a->state, b->state) != 0)
 		return "state";
+	if (strcmp(a->nat, b->nat) != 0)
+		return "nat";
+	if (strcmp(a->nat_file, b->nat_file) != 0)
+		return "nat-file";
+	if (a->nat_exact_ports != b->nat_exact_ports)
+		return "nat-exact-ports";
 	if (a->set.buckets != b->set.buckets)
 		return "set nf_conntrack_buckets";
 	if (!ex_opts_same(&a->ex, &b->ex))

@@ -14,6 +14,9 @@
  * endpoints, no ports for fragments and ICMP, src_afpacket.c), through a
  * queue per worker - one producer, one consumer, frames copied in, the
  * feeder waiting when a worker falls behind: a replay loses nothing.
+ * With --nat every frame goes to the first worker, in the capture's
+ * order: the two directions of a NATed connection have tuples no
+ * symmetric hash pairs.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -192,7 +195,11 @@ static void *feeder_main(void *arg)
 				now = dclock_now();
 			}
 		}
-		wi = pick(&cp, d->n_workers);
+		/* with NAT a reply's tuple is not its request's: a hash would
+		 * send the two to different workers, and a replay faster than
+		 * the capture's round trips could track a reply before its
+		 * request is confirmed - so one worker keeps the order */
+		wi = d->nat_on ? 0 : pick(&cp, d->n_workers);
 		if (!q_push(d->w[wi].q, &cp, now, &d->stop))
 			break;
 		atomic_store_explicit(&rp->frames,

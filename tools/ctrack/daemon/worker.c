@@ -13,7 +13,8 @@
  * the burst's first (so nothing can expire inside a burst, the condition
  * of ct_process_burst_ts).  Fragments go to the worker's reassembler
  * (IPv6, and IPv4 when the kernel did not reassemble them: a replay) and
- * are tracked one at a time after the burst before them.
+ * are tracked one at a time after the burst before them.  With --nat
+ * every packet goes alone through the rules (dm_nat.c).
  *
  * Each burst's duration goes into a log2 histogram (dm_worker.lat), which
  * is what `ctrack-bench list-latency` reads to show that clients listing
@@ -91,10 +92,19 @@ void dm_worker_frame(struct dm_worker *w, int linktype, const uint8_t *data,
 		struct ct_verdict v;
 
 		dm_worker_flush(w);
-		if (ct_defrag_feed(w->defrag, &pkt, now, &whole) == 1)
-			ct_process(w->thr, &whole, now, &v);
-		else
+		if (ct_defrag_feed(w->defrag, &pkt, now, &whole) == 1) {
+			if (w->d->nat_on)
+				dm_nat_packet(w, &whole, now);
+			else
+				ct_process(w->thr, &whole, now, &v);
+		} else {
 			ct_process(w->thr, &pkt, now, &v); /* untracked until whole */
+		}
+		return;
+	}
+	if (w->d->nat_on) {
+		/* the two-step first packet, one packet at a time (dm_nat.c) */
+		dm_nat_packet(w, &pkt, now);
 		return;
 	}
 	if (w->bn && now - w->burst_first >=

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * dm_nat.c - `ctrack daemon --nat RULE / --nat-file FILE /
+ * --nat-exact-ports`: the rules of `ctrack read --nat` (nat_rule.c, the
+ * same syntax and messages) applied to the daemon's sources through the
+ * same path (nat_path.c), so that a replay through the daemon binds as
+ * `ctrack read` over the same capture does.
+ *
+ * The options keep the rules' text (dm_options is copied and compared on
+ * SIGHUP; a parsed rule set holds memory), each checked when it is read
+ * so that a bad rule stops the start naming the rule and the column; the
+ * daemon parses them once into d->nat before the workers start and never
+ * changes them (a SIGHUP that would is refused: dm_options_restart_only).
+ * With NAT every packet goes through ct_classify alone, not in bursts:
+ * the two-step first packet has no burst form.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+
+int dm_nat_option(struct dm_options *o, int which, const char *v, const char *where,
+		  char *err, size_t errlen)
+{
+	struct nat_rule r;
+	struct nat_rule_diag de, dw;
+	size_t have = strlen(o->nat);
+
+	switch (which) {
+	case 0:
+		memset(&dw, 0, sizeof(dw));
+		if (nat_rule_parse(v, &r, &de, &dw) < 0) {
+			nat_rule_format(err, errlen, where, v, &de);
+			return -1;
+		}
+		if (strchr(v, '\n') || have + strlen(v) + 2 > sizeof(o->nat)) {
+			snprintf(err, errlen, "%s: '%s': the --nat rules are longer than %zu bytes "
+				 "together (use --nat-file)", where, v, sizeof(o->nat) - 1);
+			return -1;
+		}
+		snprintf(o->nat + have, sizeof(o->nat) - have, "%s%s", have ? "\n" : "", v);
+		return 0;
+	case 1:
+		if (!*v || strlen(v) >= sizeof(o->nat_file)) {
+			snprintf(err, errlen, "%s: '%s' is not a file name", where, v);
+			return -1;
+		}
+		snprintf(o->nat_file, sizeof(o->nat_file), "%s", v);
+		return 0;
+	default:
+		o->nat_exact_ports = true;
+		return 0;
+	}
+}
+
+static void warn_line(void *arg, const char *line)
+{
+	(void)arg;
+	fprintf(stderr, "ctrack daemon: warning: %s\n", line);
+}
+
+/* The rules of @o into @rs: --nat's in order, then --nat-file's. */
+static int load(const struct dm_options *o, struct nat_rules *rs, bool warn, char *err,
+		size_t errlen)
+{
+	char buf[sizeof(o->nat)], *save = NULL;
+
+	memset(rs, 0, sizeof(*rs));
+	memcpy(buf, o->nat, sizeof(buf));
+	for (char *t = strtok_r(buf, "\n", &save); t; t = strtok_r(NULL, "\n", &save))
+		if (nat_rules_add(rs, "--nat", t, err, errlen, warn ? warn_line : NULL, NULL) < 0)
+			goto fail;
+	if (o->nat_file[0] &&
+	    nat_rules_load(rs, o->nat_file, err, errlen, warn ? warn_line : NULL, NULL) < 0) {
+		char m[1024];
+
+		snprintf(m, sizeof(m), "--nat-file %s", err);
+		snprintf(err, errlen, "%s", m);
+		goto fail;
+	}
+	return 0;
+fail:
+	nat_rules_free(rs);
+	return -1;
+}
+
+int dm_nat_check(const struct dm_options *o, char *err, size_t errlen)
+{
+	struct nat_rules rs;
+
+	if (o->nat_exact_ports && !o->nat[0] && !o->nat_file[0]) {
+		snprintf(err, errlen, "--nat-exact-ports needs NAT rules (--nat, --nat-file)");
+		return -1;
+	}
+	/* --nat rules were checked as they were read; the file's are read
+	 * now, and --check shows what would be warned at start */
+	if (!o->nat_file[0] && !o->check)
+		return 0;
+	if (load(o, &rs, o->check, err, errlen) < 0)
+		return -1;
+	nat_rules_free(&rs);
+	return 0;
+}
+
+int dm_nat_start(struct daemon *d, char *err, size_t errlen)
+{
+	d->nat_on = d->opt.nat[0] || d->opt.nat_file[0];
+	if (!d->nat_on)
+		return 0;
+	return load(&d->opt, &d->nat, true, err, errlen);
+}
+
+void dm_nat_stop(struct daemon *d)
+{
+	nat_rules_free(&d->nat);
+	d->nat_on = false;
+}
+
+void dm_nat_packet(struct dm_worker *w, const struct ct_packet *pkt, ct_time_ns now)
+{
+	struct ct_nat_binding b;
+	struct ct_verdict v;
+	enum ct_dir dir;
+
+	(void)nat_path_track(&w->d->nat, w->thr, pkt, now, (int32_t)pkt->ifindex, &w->nat_counts,
+			     NULL, NULL, &v, &b, &dir);
+}
