@@ -238,10 +238,11 @@ static void publish_nat(struct read_state *rs)
 {
 	const struct read_nat *n = &rs->nat;
 	struct metrics_nat_counts c = {
-		.first_packets = n->pending,
-		.dnat = n->dnat, .snat = n->snat, .masquerade = n->masq,
-		.confirmed = n->confirmed, .merged = n->merged, .reply_only = n->reply_only,
-		.refused = n->refused, .setup_errors = n->setup_err,
+		.first_packets = n->pc.pending,
+		.dnat = n->pc.dnat, .snat = n->pc.snat, .masquerade = n->pc.masq,
+		.confirmed = n->pc.confirmed, .merged = n->pc.merged,
+		.reply_only = n->pc.reply_only,
+		.refused = n->pc.refused, .setup_errors = n->pc.setup_err,
 		.translated_packets = n->written, .translated_frames = n->fragments_out,
 		.not_forwarded = n->not_forwarded,
 	};
