@@ -156,6 +156,7 @@ static const struct bench_opt nat_opts[] = {
 	{ "lookups", BV_COUNT, "N", "established packets per variant (default 2M; --quick 500k)", 1, 0 },
 	{ "repeat", BV_COUNT, "N", "alternating runs with OVS, medians compared (default 3; --quick 1)", 1, 31 },
 	{ "no-ovs", BV_FLAG, NULL, "ctrack alone (no Open vSwitch peer)", 0, 0 },
+	{ "regime", BV_WORDS, "growth,steady", "the tables' state when new connections are timed: fresh (growth) or kept at N entries that come and go (steady) (default growth,steady)", 0, 0 },
 	{ "fill-pct", BV_COUNT, "PCT", "exhaustion: share of the 10,000-port range in use (default 99)", 1, 99 },
 	{ "exhaustion-conns", BV_COUNT, "N", "exhaustion: new connections per search (default 20k; --quick 2k)", 1, 0 },
 	QUICK("100k connections, one run"),
