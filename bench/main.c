@@ -163,6 +163,14 @@ static const struct bench_opt nat_opts[] = {
 	{ .name = NULL }
 };
 
+static const struct bench_opt miss_opts[] = {
+	{ "mib", BV_COUNT, "N", "the chased buffer's size in MiB (default 256; --quick 64)", 1, 65536 },
+	{ "loads", BV_COUNT, "N", "loads per chase (default 4M; --quick 1M)", 1000, 0 },
+	{ "repeat", BV_COUNT, "N", "runs of each chase, the least kept (default 3; --quick 1)", 1, 31 },
+	QUICK("64 MiB, 1M loads, one run"),
+	{ .name = NULL }
+};
+
 static const struct bench_entry benches[] = {
 	{ "gc-yield", "collector pass: yield every row vs at most once per ms",
 	  bench_gc_yield, gc_yield_opts, NULL, NULL, NULL },
@@ -193,6 +201,8 @@ static const struct bench_entry benches[] = {
 	  bench_nat_search, nat_search_opts, NULL, NULL, NULL },
 	{ "record", "whole entries out and in, the state file: export, import, save, restore at 1M",
 	  bench_record, record_opts, NULL, NULL, NULL },
+	{ "miss", "one cache miss's cost: a pointer chase, huge pages and 4k, 1-8 chases at once",
+	  bench_miss, miss_opts, NULL, NULL, NULL },
 	{ "nat", "NAT through the table: established and new NATed vs plain, vs Open vSwitch's ct(commit,nat), exhaustion",
 	  bench_nat, nat_opts, NULL, NULL, NULL },
 };

@@ -338,6 +338,66 @@ static bool may_evict(struct ct_pending *p, struct ct_conn *e, uint32_t st)
 	return ok;
 }
 
+/*
+ * ct_nat_env.prefetch: a candidate the search will probe soon (nat_select.c,
+ * hint_ahead) - two stages, as the burst pipeline's (track/track.c): the
+ * row its reply tuple hashes to is fetched now; the candidate hinted
+ * HINT_LAG hints earlier, whose row has had that long to arrive, has the
+ * entries whose signatures match fetched too, for a taken probe reads the
+ * entry it finds (its tuple, status and expiry).  Read side held (the
+ * setup's); prefetches never fault, so a stale slot or a hint left from
+ * an earlier search costs only a wasted fetch.
+ */
+#define HINT_RING 8u
+#define HINT_LAG 4u
+
+static void table_prefetch(void *arg, const struct ct_tuple *cand)
+{
+	struct ct_pending *p = arg;
+	struct ct_table *t = p->thr->t;
+	struct ct_tuple reply;
+	struct ct_htab *h;
+	uint64_t hash;
+
+	if (!ct_tuple_invert(cand, &reply))
+		return;
+	h = atomic_load_explicit(&t->htab, memory_order_acquire);
+	hash = ct_hash_tuple(&t->key, &reply);
+	__builtin_prefetch(ct_htab_row(h, hash));
+	p->hint_reply[p->hint_n % HINT_RING] = reply;
+	p->hint_hash[p->hint_n % HINT_RING] = hash;
+	if (++p->hint_n > HINT_LAG) {
+		uint64_t oh = p->hint_hash[(p->hint_n - 1 - HINT_LAG) % HINT_RING];
+		struct ct_row *r = ct_htab_row(h, oh);
+
+		for (unsigned m = ct_row_sig_match(r, oh); m; m &= m - 1) {
+			uint64_t sl = atomic_load_explicit(&r->slot[__builtin_ctz(m)],
+							   memory_order_relaxed);
+
+			if (sl) {
+				/* its key, and a NAT entry's extension after it */
+				__builtin_prefetch(ct_slot_conn(sl));
+				__builtin_prefetch((const uint8_t *)ct_slot_conn(sl) + 64);
+			}
+		}
+	}
+}
+
+/* The hash of candidate reply @r: a hint's if one was made for it. */
+static uint64_t hinted_hash(struct ct_pending *p, const struct ct_tuple *r)
+{
+	unsigned n = p->hint_n < HINT_RING ? p->hint_n : HINT_RING;
+
+	for (unsigned i = 0; i < n; i++) {
+		unsigned k = (p->hint_n - 1 - i) % HINT_RING;
+
+		if (p->hint_reply[k].dport == r->dport && p->hint_reply[k].sport == r->sport &&
+		    ct_tuple_equal(&p->hint_reply[k], r))
+			return p->hint_hash[k];
+	}
+	return ct_hash_tuple(&p->thr->t->key, r);
+}
+
 static bool table_taken(void *arg, const struct ct_nat_probe *pr)
 {
 	struct ct_pending *p = arg;
@@ -347,9 +407,11 @@ static bool table_taken(void *arg, const struct ct_nat_probe *pr)
 	enum ct_dir d, d2;
 	uint32_t st;
 
-	/* remembered: the confirm's insert wants the chosen one's hash */
+	/* remembered: the confirm's insert wants the chosen one's hash - the
+	 * hint's, when this candidate was hinted (the one probed next is the
+	 * oldest hint not yet probed, so look there first) */
 	p->probed = *pr->reply;
-	p->probed_hash = ct_hash_tuple(&thr->t->key, pr->reply);
+	p->probed_hash = hinted_hash(p, pr->reply);
 	p->probed_valid = true;
 	e = lookup_h(thr, pr->reply, p->probed_hash, &d);
 	if (!e)
@@ -423,6 +485,7 @@ static void env_ready(struct ct_pending *p, struct bysrc_walk *w, struct nat_sta
 	p->env.bysrc.foreach = bysrc_foreach;
 	p->env.bysrc.idx = w;
 	p->env.portmap = n ? n->pm : NULL;
+	p->env.prefetch = table_prefetch;
 }
 
 enum setup_kind { SETUP_RANGE, SETUP_MASQ, SETUP_NULL };

@@ -61,6 +61,11 @@ struct ct_pending {
 	bool bysrc_valid;
 	uint64_t bysrc_bucket;
 	void *rand_arg;
+	/* the search's last 8 hints (nat/nat_table.c): reply tuples and
+	 * their hashes, which the probes reuse */
+	struct ct_tuple hint_reply[8];
+	uint64_t hint_hash[8];
+	unsigned hint_n;
 	uint8_t pm_held;              /* CT_NAT_S_SRC / _DST: the port map
 				       * holds the entry's port (nat/) */
 	struct ct_conn *victims[CT_PENDING_VICTIMS];
