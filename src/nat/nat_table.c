@@ -18,7 +18,15 @@
  * by original source (zone, protocols, address, port), linked through
  * the entries' NAT extension (base/conn.h, bysrc_next), newest first;
  * writers hold one of 256 striped byte locks, readers only the read
- * side.  Only entries whose source was translated are in it: an identity
+ * side.  A bucket's word carries, in the 16 bits above the head's 48-bit
+ * address (as the table's slots carry signatures, table/htab.h), a
+ * filter of its chain: bit (hash >> 48) % 16 of every entry's source
+ * hash.  A new source - most are - whose bit is clear has no mapping
+ * there, and the walk, a cache miss per entry, is skipped; a bit set
+ * walks the chain as before, so the order and the answer are the
+ * kernel's.  Linking sets the new entry's bit together with the new head
+ * (one store); unlinking recomputes the filter from the chain that is
+ * left, under the same stripe lock, so it always covers the chain.  Only entries whose source was translated are in it: an identity
  * mapping can never be the one find_appropriate_src picks (its source is
  * the original, which get_unique_tuple tried first).  An entry is linked
  * after its insert and unlinked by the table's nat_forget hook as it
@@ -51,7 +59,8 @@
 #define BYSRC_MAX (1u << 22)
 
 struct nat_state {
-	struct ct_conn *_Atomic *bysrc;    /* heads, n_bysrc of them */
+	_Atomic uint64_t *bysrc;           /* n_bysrc of them: a head's
+					    * address and its chain's filter */
 	uint64_t n_bysrc;                  /* a power of two */
 	size_t map_len;
 	_Atomic uint8_t locks[NAT_LOCKS];
@@ -66,9 +75,9 @@ static struct nat_state *nat_of(struct ct_table *t)
 
 /* ---- the source index --------------------------------------------- */
 
-/* The bucket of original source @o (zone, protocols, address, port). */
-static uint64_t src_bucket(const struct ct_table *t, const struct nat_state *n,
-			   const struct ct_tuple *o)
+/* The hash of original source @o (zone, protocols, address, port): its
+ * low bits pick the bucket, bits 48-51 its filter bit. */
+static uint64_t src_hash(const struct ct_table *t, const struct ct_tuple *o)
 {
 	struct ct_tuple k;
 
@@ -78,7 +87,25 @@ static uint64_t src_bucket(const struct ct_table *t, const struct nat_state *n,
 	k.zone = o->zone;
 	k.l3 = o->l3;
 	k.l4 = o->l4;
-	return ct_hash_tuple(&t->key, &k) & (n->n_bysrc - 1);
+	return ct_hash_tuple(&t->key, &k);
+}
+
+#define BYSRC_PTR 0x0000ffffffffffffull
+
+static uint64_t src_bucket_of(const struct nat_state *n, uint64_t hash)
+{
+	return hash & (n->n_bysrc - 1);
+}
+
+static uint64_t src_tag(uint64_t hash)
+{
+	return 1ull << (48 + ((hash >> 48) & 15));
+}
+
+/* A bucket word's head and filter. */
+static struct ct_conn *bysrc_head(uint64_t w)
+{
+	return (struct ct_conn *)(uintptr_t)(w & BYSRC_PTR);
 }
 
 static bool same_src(const struct ct_tuple *a, const struct ct_tuple *b)
@@ -88,19 +115,21 @@ static bool same_src(const struct ct_tuple *a, const struct ct_tuple *b)
 }
 
 static void bysrc_link(struct ct_table *t, struct nat_state *n, struct ct_conn *c,
-			const uint64_t *bucket)
+			const uint64_t *hash)
 {
 	struct ct_tuple o;
-	uint64_t b;
+	uint64_t h, b, w;
 
 	ct_conn_tuple(c, &o);
-	b = bucket ? *bucket : src_bucket(t, n, &o);
+	h = hash ? *hash : src_hash(t, &o);
+	b = src_bucket_of(n, h);
 	ct_spin_lock(&n->locks[b % NAT_LOCKS]);
-	atomic_store_explicit(&ct_conn_nat(c)->bysrc_next,
-			      atomic_load_explicit(&n->bysrc[b], memory_order_relaxed),
-			      memory_order_relaxed);
+	w = atomic_load_explicit(&n->bysrc[b], memory_order_relaxed);
+	atomic_store_explicit(&ct_conn_nat(c)->bysrc_next, bysrc_head(w), memory_order_relaxed);
 	/* release: a reader that finds it reads its extension after */
-	atomic_store_explicit(&n->bysrc[b], c, memory_order_release);
+	atomic_store_explicit(&n->bysrc[b],
+			      ((uint64_t)(uintptr_t)c & BYSRC_PTR) | (w & ~BYSRC_PTR) | src_tag(h),
+			      memory_order_release);
 	ct_spin_unlock(&n->locks[b % NAT_LOCKS]);
 }
 
@@ -109,27 +138,43 @@ static void bysrc_link(struct ct_table *t, struct nat_state *n, struct ct_conn *
  * table).  Returns true if it was. */
 static bool bysrc_unlink(struct ct_table *t, struct nat_state *n, struct ct_conn *c)
 {
-	struct ct_conn *_Atomic *pp;
+	struct ct_conn *_Atomic *pp = NULL;
+	struct ct_conn *e, *next;
 	struct ct_tuple o;
-	uint64_t b;
+	uint64_t b, w, tags = 0;
 	bool found = false;
 
 	ct_conn_tuple(c, &o);
-	b = src_bucket(t, n, &o);
+	b = src_bucket_of(n, src_hash(t, &o));
 	ct_spin_lock(&n->locks[b % NAT_LOCKS]);
-	for (pp = &n->bysrc[b]; ; ) {
-		struct ct_conn *e = atomic_load_explicit(pp, memory_order_relaxed);
-
-		if (!e)
-			break;
-		if (e == c) {
-			atomic_store_explicit(pp, atomic_load_explicit(&ct_conn_nat(c)->bysrc_next,
-								       memory_order_relaxed),
-					      memory_order_release);
-			found = true;
-			break;
+	w = atomic_load_explicit(&n->bysrc[b], memory_order_relaxed);
+	next = atomic_load_explicit(&ct_conn_nat(c)->bysrc_next, memory_order_relaxed);
+	if (bysrc_head(w) == c) {
+		found = true;
+	} else {
+		for (e = bysrc_head(w); e; e = atomic_load_explicit(pp, memory_order_relaxed)) {
+			pp = &ct_conn_nat(e)->bysrc_next;
+			if (atomic_load_explicit(pp, memory_order_relaxed) == c) {
+				atomic_store_explicit(pp, next, memory_order_release);
+				found = true;
+				break;
+			}
 		}
-		pp = &ct_conn_nat(e)->bysrc_next;
+	}
+	if (found) {
+		struct ct_conn *head = bysrc_head(w) == c ? next : bysrc_head(w);
+
+		/* the filter of what is left (a reader meanwhile may still
+		 * use the old one: a superset) */
+		for (e = head; e; e = atomic_load_explicit(&ct_conn_nat(e)->bysrc_next,
+							   memory_order_relaxed)) {
+			struct ct_tuple eo;
+
+			ct_conn_tuple(e, &eo);
+			tags |= src_tag(src_hash(t, &eo));
+		}
+		atomic_store_explicit(&n->bysrc[b], ((uint64_t)(uintptr_t)head & BYSRC_PTR) | tags,
+				      memory_order_release);
 	}
 	ct_spin_unlock(&n->locks[b % NAT_LOCKS]);
 	return found;
@@ -139,7 +184,7 @@ static bool bysrc_unlink(struct ct_table *t, struct nat_state *n, struct ct_conn
 struct bysrc_walk {
 	struct ct_table *t;
 	struct nat_state *n;
-	struct ct_pending *p;      /* the setup's: its bucket is kept */
+	struct ct_pending *p;      /* the setup's: its hash is kept */
 };
 
 static bool bysrc_foreach(void *idx, const struct ct_tuple *orig,
@@ -147,20 +192,27 @@ static bool bysrc_foreach(void *idx, const struct ct_tuple *orig,
 {
 	struct bysrc_walk *w = idx;
 	struct ct_conn *e;
-
-	uint64_t b;
+	uint64_t h, wd;
 
 	if (!w->n)
 		return false;
-	b = src_bucket(w->t, w->n, orig);
-	/* the entry's link at its insert needs the bucket of its original
+	/* the entry's link at its insert needs the hash of its original
 	 * tuple: this one, unless a DNAT came between (it does not: the
-	 * source index is searched for SRC manipulations, after DST) */
-	if (w->p && ct_tuple_equal(orig, &w->p->b.orig)) {
-		w->p->bysrc_bucket = b;
-		w->p->bysrc_valid = true;
+	 * source index is searched for SRC manipulations, after DST); the
+	 * setup may have hashed it already, to fetch the bucket early */
+	if (w->p && w->p->bysrc_valid && ct_tuple_equal(orig, &w->p->b.orig)) {
+		h = w->p->bysrc_hash;
+	} else {
+		h = src_hash(w->t, orig);
+		if (w->p && ct_tuple_equal(orig, &w->p->b.orig)) {
+			w->p->bysrc_hash = h;
+			w->p->bysrc_valid = true;
+		}
 	}
-	e = atomic_load_explicit(&w->n->bysrc[b], memory_order_acquire);
+	wd = atomic_load_explicit(&w->n->bysrc[src_bucket_of(w->n, h)], memory_order_acquire);
+	if (!(wd & src_tag(h)))
+		return false;     /* no entry of the chain has this source */
+	e = bysrc_head(wd);
 	for (; e; e = atomic_load_explicit(&ct_conn_nat(e)->bysrc_next, memory_order_acquire)) {
 		struct ct_tuple eo, er;
 
@@ -501,6 +553,15 @@ static int setup(struct ct_thread *thr, struct ct_pending *p, enum setup_kind ki
 	if (!pending_ok(thr, p))
 		return -EINVAL;
 	n = nat_state(thr->t);
+	/* a source manipulation asks the source index first: its bucket,
+	 * a likely cache miss, is fetched while the setup gets ready */
+	if (n && kind != SETUP_NULL && manip == CT_NAT_MANIP_SRC) {
+		if (!p->bysrc_valid) {
+			p->bysrc_hash = src_hash(thr->t, &p->b.orig);
+			p->bysrc_valid = true;
+		}
+		__builtin_prefetch(&n->bysrc[src_bucket_of(n, p->bysrc_hash)]);
+	}
 	env_ready(p, &w, n);
 	p->n_victims = 0;
 	ct_read_lock(thr);
@@ -592,7 +653,7 @@ static void inserted(struct ct_pending *p, struct ct_conn *c)
 		return;
 	}
 	if (ct_conn_status(c) & CT_ST_SRC_NAT)
-		bysrc_link(t, n, c, p->bysrc_valid ? &p->bysrc_bucket : NULL);
+		bysrc_link(t, n, c, p->bysrc_valid ? &p->bysrc_hash : NULL);
 	pm_hold(n, c, true);
 	/* killed before we linked it: its nat_forget may have found
 	 * nothing (the stripe lock orders the two) */
@@ -639,7 +700,7 @@ void ct_nat_table_census(struct ct_table *t, uint64_t *indexed, uint64_t *pm_key
 	if (!n)
 		return;
 	for (uint64_t b = 0; b < n->n_bysrc; b++)
-		for (struct ct_conn *e = atomic_load(&n->bysrc[b]); e;
+		for (struct ct_conn *e = bysrc_head(atomic_load(&n->bysrc[b])); e;
 		     e = atomic_load(&ct_conn_nat(e)->bysrc_next))
 			(*indexed)++;
 	if (n->pm)
