@@ -568,6 +568,14 @@ static bool ctrack_run(const struct nat_cfg *c, int rg, double cv[4], double *np
 	return true;
 }
 
+/* "K of N" with K == N (the harness's checks) */
+static bool all_of(const char *v)
+{
+	unsigned k, n;
+
+	return v && sscanf(v, "%u of %u", &k, &n) == 2 && k == n && n > 0;
+}
+
 /* One repeat of OVS's side in regime @rg: the harness once per table. */
 static bool ovs_run(const struct ovsb_env *e, const struct nat_cfg *c, int rg, double ov[4],
 		    double obpc[2])
@@ -589,6 +597,15 @@ static bool ovs_run(const struct ovsb_env *e, const struct nat_cfg *c, int rg, d
 		    !kv_str(&ko, "regime")) {
 			fprintf(stderr, "ctrack-bench: nat: the OVS harness failed (%s %s)\n",
 				nat_regime[rg], kn);
+			return false;
+		}
+		/* every lookup found its entry, every answer was translated back */
+		if (!all_of(kv_str(&ko, "est_check_established")) ||
+		    (snat && !all_of(kv_str(&ko, "replies_translated_back")))) {
+			fprintf(stderr, "ctrack-bench: nat: OVS's %s %s run lost entries (established "
+				"%s, translated back %s): not counted\n", nat_regime[rg], kn,
+				kv_str(&ko, "est_check_established"),
+				kv_str(&ko, "replies_translated_back"));
 			return false;
 		}
 		ov[2 + snat] = 1e3 / kv_num(&ko, key);   /* ns per packet */
