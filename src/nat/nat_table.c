@@ -438,9 +438,7 @@ static void table_prefetch(void *arg, const struct ct_tuple *cand)
 /* The hash of candidate reply @r: a hint's if one was made for it. */
 static uint64_t hinted_hash(struct ct_pending *p, const struct ct_tuple *r)
 {
-	unsigned n = p->hint_n < HINT_RING ? p->hint_n : HINT_RING;
-
-	for (unsigned i = 0; i < n; i++) {
+	for (unsigned i = 0; i < HINT_RING && i < p->hint_n; i++) {
 		unsigned k = (p->hint_n - 1 - i) % HINT_RING;
 
 		if (p->hint_reply[k].dport == r->dport && p->hint_reply[k].sport == r->sport &&
