@@ -26,7 +26,8 @@
  * walks the chain as before, so the order and the answer are the
  * kernel's.  Linking sets the new entry's bit together with the new head
  * (one store); unlinking recomputes the filter from the chain that is
- * left, under the same stripe lock, so it always covers the chain.  Only entries whose source was translated are in it: an identity
+ * left, under the same stripe lock, so it always covers the chain.
+ * Only entries whose source was translated are in it: an identity
  * mapping can never be the one find_appropriate_src picks (its source is
  * the original, which get_unique_tuple tried first).  An entry is linked
  * after its insert and unlinked by the table's nat_forget hook as it
