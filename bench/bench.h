@@ -70,5 +70,6 @@ int bench_sync(const struct bench_args *a);
 int bench_nat_search(const struct bench_args *a);
 int bench_record(const struct bench_args *a);
 int bench_nat(const struct bench_args *a);
+int bench_miss(const struct bench_args *a);
 
 #endif

@@ -161,91 +161,171 @@ static uint64_t one_call(struct ct_thread *thr, const uint8_t *slots, size_t l, 
 	return k;
 }
 
+/* the kinds of table a child measures */
+enum nat_kind { NK_PLAIN, NK_PROCESS, NK_SNAT };
+
+struct nat_job {
+	const struct nat_cfg *c;
+	enum nat_kind kind;
+	bool steady;
+};
+
+/* first packets of the kind's path over slots[first..first+m) */
+static uint64_t new_kind(enum nat_kind kind, struct ct_thread *thr, uint8_t *slots, size_t first,
+			 uint32_t m, const struct ct_nat_range *r, uint64_t *refused)
+{
+	uint8_t *f = slots + first * OVSB_SLOT;
+
+	if (kind == NK_PLAIN)
+		return new_plain(thr, f, m);
+	if (kind == NK_PROCESS)
+		return one_call(thr, f, m, CT_V_NEW);
+	return new_snat(thr, f, m, r, refused);
+}
+
+/* new_kind for the fill and for the timed phase: two functions, so that
+ * a profile (perf record --call-graph) tells the two apart */
+static __attribute__((noinline)) uint64_t fill_kind(enum nat_kind kind, struct ct_thread *thr,
+						    uint8_t *slots, uint32_t m,
+						    const struct ct_nat_range *r, uint64_t *refused)
+{
+	uint64_t k = new_kind(kind, thr, slots, 0, m, r, refused);
+
+	__asm__ volatile("" ::: "memory");   /* no tail call: the frame stays */
+	return k;
+}
+
+static __attribute__((noinline)) uint64_t timed_kind(enum nat_kind kind, struct ct_thread *thr,
+						     uint8_t *slots, size_t first, uint32_t m,
+						     const struct ct_nat_range *r, uint64_t *refused)
+{
+	uint64_t k = new_kind(kind, thr, slots, first, m, r, refused);
+
+	__asm__ volatile("" ::: "memory");
+	return k;
+}
+
+/* remove the connections of the original frames slots[first..first+m)
+ * (pristine: as the clients sent them), as conntrack -D would */
+static uint64_t remove_conns(struct ct_thread *thr, const uint8_t *slots, size_t first, size_t m)
+{
+	uint64_t k = 0;
+
+	for (size_t j = first; j < first + m; j++) {
+		struct ct_packet p;
+
+		parse(&p, slots + j * OVSB_SLOT);
+		k += ct_table_delete(thr, &p.tuple, LG_NOW, NULL) == 1;
+	}
+	return k;
+}
+
+/*
+ * One table, one process (forked from the same parent, so that every
+ * kind starts from the same memory state): the new connections timed in
+ * the job's regime - growth, a fresh table; steady, a table first filled
+ * with N other flows that are removed OVSB_STEADY_CHUNK at a time,
+ * untimed, as the timed new ones arrive (bench/ovs/frames.h) - then the
+ * answers, then the established lookups.
+ */
 static void nat_child(void *arg, int fd)
 {
-	const struct nat_cfg *c = arg;
-	uint32_t n = c->n;
-	size_t l = c->l;
+	const struct nat_job *job = arg;
+	uint32_t n = job->c->n;
+	size_t l = job->c->l;
+	enum nat_kind kind = job->kind;
+	const char *kn = kind == NK_SNAT ? "snat" : "plain";
 	uint8_t *orig = malloc((size_t)2 * n * OVSB_SLOT);
 	uint8_t *work = malloc((size_t)2 * n * OVSB_SLOT);
-	uint8_t *lk = malloc(l * OVSB_SLOT);
+	uint8_t *fill = job->steady ? malloc((size_t)2 * n * OVSB_SLOT) : NULL;
+	uint8_t *fillw = job->steady ? malloc((size_t)n * OVSB_SLOT) : NULL;
+	uint8_t *lk = kind != NK_PROCESS ? malloc(l * OVSB_SLOT) : NULL;
 	struct ct_nat_range r;
 	struct ct_table *t;
 	struct ct_thread *thr;
-	uint64_t s = 0x63747261636b2121ull, ok, refused = 0;
+	uint64_t s = 0x63747261636b2121ull, ok = 0, refused = 0, frefused = 0, removed = 0, rz = 0;
 	struct ct_stats st;
-	long rss0, rss1;
-	double t0;
+	long rss0 = 0, rss1;
+	double t0, tnew = 0;
 
-	if (!orig || !work || !lk)
+	if (!orig || !work || (job->steady && (!fill || !fillw)) || (kind != NK_PROCESS && !lk))
 		_exit(2);
 	ovsb_flow_frames(orig, n);
-
-	/* the plain table: two-step */
-	if (!(t = nat_table(n, false)) || !(thr = ct_thread_attach(t)))
-		_exit(2);
-	memcpy(work, orig, (size_t)2 * n * OVSB_SLOT);
-	rss0 = rss_bytes();
-	t0 = tcpu();
-	ok = new_plain(thr, work, n);
-	fdprintf(fd, "new_plain_ns %.2f\n", (tcpu() - t0) * 1e9 / n);
-	fdprintf(fd, "new_plain_ok %" PRIu64 "\n", ok);
-	(void)one_call(thr, work + (size_t)n * OVSB_SLOT, n, CT_V_ESTABLISHED);
-	rss1 = rss_bytes();
-	fdprintf(fd, "bytes_per_conn_plain %.1f\n", (double)(rss1 - rss0) / n);
-	ovsb_nat_lookup_frames(lk, l, n, orig, orig + (size_t)n * OVSB_SLOT, &s);
-	t0 = tcpu();
-	ok = est_classify(thr, lk, l, false);
-	fdprintf(fd, "est_plain_ns %.2f\n", (tcpu() - t0) * 1e9 / l);
-	fdprintf(fd, "est_plain_ok %" PRIu64 "\n", ok);
-	t0 = tcpu();
-	ok = one_call(thr, lk, l, CT_V_ESTABLISHED);
-	fdprintf(fd, "est_plain_process_ns %.2f\n", (tcpu() - t0) * 1e9 / l);
-	ct_thread_detach(thr);
-	ct_table_destroy(t);
-
-	/* the one-call path's creations, for reference */
-	if (!(t = nat_table(n, false)) || !(thr = ct_thread_attach(t)))
-		_exit(2);
-	t0 = tcpu();
-	ok = one_call(thr, orig, n, CT_V_NEW);
-	fdprintf(fd, "new_plain_process_ns %.2f\n", (tcpu() - t0) * 1e9 / n);
-	ct_thread_detach(thr);
-	ct_table_destroy(t);
-
-	/* the NAT table */
-	if (!(t = nat_table(n, true)) || !(thr = ct_thread_attach(t)))
-		_exit(2);
+	if (job->steady)
+		ovsb_flow_frames_at(fill, n, n);
 	memset(&r, 0, sizeof(r));
 	r.flags = CT_NAT_RANGE_MAP_IPS;
 	r.min_addr.ip4 = htonl(OVSB_NAT_MIN);
 	r.max_addr.ip4 = htonl(OVSB_NAT_MAX);
-	memcpy(work, orig, (size_t)n * OVSB_SLOT);
-	rss0 = rss_bytes();
-	t0 = tcpu();
-	ok = new_snat(thr, work, n, &r, &refused);
-	fdprintf(fd, "new_snat_ns %.2f\n", (tcpu() - t0) * 1e9 / n);
-	fdprintf(fd, "new_snat_ok %" PRIu64 "\n", ok);
-	ct_table_get_stats(t, &st);
-	fdprintf(fd, "new_snat_refused %" PRIu64 " chaintoolong %" PRIu64 " insert_failed %" PRIu64
-		 " nat_exhausted %" PRIu64 "\n", refused, st.chaintoolong, st.insert_failed,
-		 st.nat_exhausted);
-	ovsb_reply_frames_pristine(work + (size_t)n * OVSB_SLOT, work, n);
-	ok = est_classify(thr, work + (size_t)n * OVSB_SLOT, n, true);
+	if (!(t = nat_table(n, kind == NK_SNAT)) || !(thr = ct_thread_attach(t)))
+		_exit(2);
+	memcpy(work, orig, (size_t)2 * n * OVSB_SLOT);
+	if (job->steady) {
+		memcpy(fillw, fill, (size_t)n * OVSB_SLOT);
+		(void)fill_kind(kind, thr, fillw, n, &r, &frefused);
+		fdprintf(fd, "fill_conns %" PRIu64 "\n", ct_table_count(t));
+		ct_table_get_stats(t, &st);
+		rz = st.resizes;
+		for (size_t k = 0; k < n; k += OVSB_STEADY_CHUNK) {
+			uint32_t m = (uint32_t)(n - k < OVSB_STEADY_CHUNK ? n - k : OVSB_STEADY_CHUNK);
+
+			removed += remove_conns(thr, fill, k, m);
+			t0 = tcpu();
+			ok += timed_kind(kind, thr, work, k, m, &r, &refused);
+			tnew += tcpu() - t0;
+		}
+		fdprintf(fd, "fill_removed %" PRIu64 "\n", removed);
+		ct_table_get_stats(t, &st);
+		fdprintf(fd, "resizes_fill %" PRIu64 "\n", rz);
+		fdprintf(fd, "resizes_timed %" PRIu64 "\n", st.resizes - rz);
+	} else {
+		rss0 = rss_bytes();
+		t0 = tcpu();
+		ok = timed_kind(kind, thr, work, 0, n, &r, &refused);
+		tnew = tcpu() - t0;
+	}
+	if (kind == NK_PROCESS) {
+		fdprintf(fd, "new_plain_process_ns %.2f\n", tnew * 1e9 / n);
+		fdprintf(fd, "new_plain_process_ok %" PRIu64 "\n", ok);
+		goto out;
+	}
+	fdprintf(fd, "new_%s_ns %.2f\n", kn, tnew * 1e9 / n);
+	fdprintf(fd, "new_%s_ok %" PRIu64 "\n", kn, ok);
+	if (kind == NK_SNAT) {
+		ct_table_get_stats(t, &st);
+		fdprintf(fd, "new_snat_refused %" PRIu64 " chaintoolong %" PRIu64
+			 " insert_failed %" PRIu64 " nat_exhausted %" PRIu64 "\n", refused,
+			 st.chaintoolong, st.insert_failed, st.nat_exhausted);
+		ovsb_reply_frames_pristine(work + (size_t)n * OVSB_SLOT, work, n);
+		ok = est_classify(thr, work + (size_t)n * OVSB_SLOT, n, true);
+	} else {
+		ok = one_call(thr, work + (size_t)n * OVSB_SLOT, n, CT_V_ESTABLISHED);
+	}
 	fdprintf(fd, "replies_established %" PRIu64 "\n", ok);
-	rss1 = rss_bytes();
-	fdprintf(fd, "bytes_per_conn_snat %.1f\n", (double)(rss1 - rss0) / n);
-	fdprintf(fd, "conns_snat %" PRIu64 "\n", ct_table_count(t));
-	s = 0x63747261636b2121ull;
-	ovsb_reply_frames_pristine(work + (size_t)n * OVSB_SLOT, work, n);
-	ovsb_nat_lookup_frames(lk, l, n, orig, work + (size_t)n * OVSB_SLOT, &s);
+	if (!job->steady) {
+		rss1 = rss_bytes();
+		fdprintf(fd, "bytes_per_conn_%s %.1f\n", kn, (double)(rss1 - rss0) / n);
+	}
+	fdprintf(fd, "conns_%s %" PRIu64 "\n", kn, ct_table_count(t));
+	if (kind == NK_SNAT)
+		ovsb_reply_frames_pristine(work + (size_t)n * OVSB_SLOT, work, n);
+	ovsb_nat_lookup_frames(lk, l, n, orig, (kind == NK_SNAT ? work : orig) + (size_t)n * OVSB_SLOT,
+			       &s);
 	t0 = tcpu();
-	ok = est_classify(thr, lk, l, true);
-	fdprintf(fd, "est_snat_ns %.2f\n", (tcpu() - t0) * 1e9 / l);
-	fdprintf(fd, "est_snat_ok %" PRIu64 "\n", ok);
+	ok = est_classify(thr, lk, l, kind == NK_SNAT);
+	fdprintf(fd, "est_%s_ns %.2f\n", kn, (tcpu() - t0) * 1e9 / l);
+	fdprintf(fd, "est_%s_ok %" PRIu64 "\n", kn, ok);
+	if (kind == NK_PLAIN) {
+		t0 = tcpu();
+		ok = one_call(thr, lk, l, CT_V_ESTABLISHED);
+		fdprintf(fd, "est_plain_process_ns %.2f\n", (tcpu() - t0) * 1e9 / l);
+	}
+out:
 	ct_thread_detach(thr);
 	ct_table_destroy(t);
 	free(lk);
+	free(fillw);
+	free(fill);
 	free(work);
 	free(orig);
 }
@@ -427,6 +507,121 @@ static void ratio_row(const struct bench_args *a, const char *what, double num, 
 	bu_rec_end(&rec);
 }
 
+static const char *const nat_regime[2] = { "growth", "steady" };
+
+/* One repeat of ctrack's side in regime @rg: a child per table.  Fills
+ * cv[0..3] (new_plain, new_snat, est_plain, est_snat), *@np and *@ep (the
+ * one-call path's new and established) and, in growth, bpc[0..1]; false
+ * when a child did not do the work. */
+static bool ctrack_run(const struct nat_cfg *c, int rg, double cv[4], double *np, double *ep,
+		       double bpc[2])
+{
+	struct ovsb_kv kp = { 0 }, kq = { 0 }, ks = { 0 };
+	struct nat_job jp = { c, NK_PLAIN, rg == 1 }, jq = { c, NK_PROCESS, rg == 1 };
+	struct nat_job js = { c, NK_SNAT, rg == 1 };
+	double refused;
+	bool good;
+
+	/* every plain connection made and found; every NAT one too but those
+	 * the kernel's port search gave up on (nat_exhausted: all flows go to
+	 * one server, and a NAT address that jhash2 gives several clients
+	 * gets their ports - 1024-5119 - several times over, so searches
+	 * run; at 1M flows about 1 in 10^6 fails, as the kernel's would) */
+	good = run_child(nat_child, &jp, &kp, NULL) == 0 && kv_num(&kp, "new_plain_ok") == c->n &&
+	       kv_num(&kp, "est_plain_ok") == c->l;
+	good = run_child(nat_child, &jq, &kq, NULL) == 0 &&
+	       kv_num(&kq, "new_plain_process_ok") == c->n && good;
+	good = run_child(nat_child, &js, &ks, NULL) == 0 && good;
+	refused = kv_num(&ks, "new_snat_refused");
+	good = good && kv_num(&ks, "new_snat_ok") + refused == c->n && refused <= c->n / 10000 &&
+	       kv_num(&ks, "est_snat_ok") >= (double)c->l * 0.999;
+	if (rg == 1)
+		good = good && kv_num(&kp, "fill_removed") == c->n &&
+		       kv_num(&kq, "fill_removed") == c->n &&
+		       kv_num(&ks, "fill_removed") >= c->n - c->n / 10000;
+	if (!good) {
+		fprintf(stderr, "ctrack-bench: nat: ctrack's %s run did not do the work "
+			"(new %s/%s/%s, est %s/%s; refused %s; fill removed %s/%s/%s)\n",
+			nat_regime[rg], kv_str(&kp, "new_plain_ok"),
+			kv_str(&kq, "new_plain_process_ok"), kv_str(&ks, "new_snat_ok"),
+			kv_str(&kp, "est_plain_ok"), kv_str(&ks, "est_snat_ok"),
+			kv_str(&ks, "new_snat_refused"), kv_str(&kp, "fill_removed"),
+			kv_str(&kq, "fill_removed"), kv_str(&ks, "fill_removed"));
+		return false;
+	}
+	if (rg == 1)
+		fprintf(stderr, "ctrack-bench:   nat steady: resizes while filling / timed: plain %s / %s, "
+			"ct_process %s / %s, snat %s / %s\n", kv_str(&kp, "resizes_fill"),
+			kv_str(&kp, "resizes_timed"), kv_str(&kq, "resizes_fill"),
+			kv_str(&kq, "resizes_timed"), kv_str(&ks, "resizes_fill"),
+			kv_str(&ks, "resizes_timed"));
+	cv[0] = kv_num(&kp, "new_plain_ns");
+	cv[1] = kv_num(&ks, "new_snat_ns");
+	cv[2] = kv_num(&kp, "est_plain_ns");
+	cv[3] = kv_num(&ks, "est_snat_ns");
+	*np = kv_num(&kq, "new_plain_process_ns");
+	*ep = kv_num(&kp, "est_plain_process_ns");
+	if (rg == 0) {
+		bpc[0] = kv_num(&kp, "bytes_per_conn_plain");
+		bpc[1] = kv_num(&ks, "bytes_per_conn_snat");
+	}
+	return true;
+}
+
+/* "K of N" with K == N (the harness's checks) */
+static bool all_of(const char *v)
+{
+	unsigned k, n;
+
+	return v && sscanf(v, "%u of %u", &k, &n) == 2 && k == n && n > 0;
+}
+
+/* One repeat of OVS's side in regime @rg: the harness once per table. */
+static bool ovs_run(const struct ovsb_env *e, const struct nat_cfg *c, int rg, double ov[4],
+		    double obpc[2])
+{
+	char a2[16], a3[24], a4[16], a5[8];
+	char *argv[] = { (char *)e->harness, "nat", a2, a3, a4, a5, NULL };
+
+	snprintf(a2, sizeof(a2), "%u", c->n);
+	snprintf(a3, sizeof(a3), "%zu", c->l);
+	snprintf(a4, sizeof(a4), "%s", nat_regime[rg]);
+	for (int snat = 0; snat < 2; snat++) {
+		const char *kn = snat ? "snat" : "plain";
+		struct ovsb_kv ko = { 0 };
+		char key[40];
+
+		snprintf(a5, sizeof(a5), "%s", kn);
+		snprintf(key, sizeof(key), "est_%s_mpps", kn);
+		if (run_cmd(argv, NULL, NULL, &ko, NULL, NULL) || !kv_str(&ko, key) ||
+		    !kv_str(&ko, "regime")) {
+			fprintf(stderr, "ctrack-bench: nat: the OVS harness failed (%s %s)\n",
+				nat_regime[rg], kn);
+			return false;
+		}
+		/* every lookup found its entry, every answer was translated back */
+		if (!all_of(kv_str(&ko, "est_check_established")) ||
+		    (snat && !all_of(kv_str(&ko, "replies_translated_back")))) {
+			fprintf(stderr, "ctrack-bench: nat: OVS's %s %s run lost entries (established "
+				"%s, translated back %s): not counted\n", nat_regime[rg], kn,
+				kv_str(&ko, "est_check_established"),
+				kv_str(&ko, "replies_translated_back"));
+			return false;
+		}
+		ov[2 + snat] = 1e3 / kv_num(&ko, key);   /* ns per packet */
+		snprintf(key, sizeof(key), "new_%s_mpps", kn);
+		ov[snat] = 1e3 / kv_num(&ko, key);
+		snprintf(key, sizeof(key), "bytes_per_conn_%s", kn);
+		if (rg == 0)
+			obpc[snat] = kv_num(&ko, key);
+		fprintf(stderr, "ctrack-bench:   nat %s %s: OVS %s%s%sestablished check %s\n",
+			nat_regime[rg], kn, snat ? "replies translated back " : "",
+			snat ? kv_str(&ko, "replies_translated_back") : "",
+			snat ? ", " : "", kv_str(&ko, "est_check_established"));
+	}
+	return true;
+}
+
 int bench_nat(const struct bench_args *a)
 {
 	bool quick = bu_flag(a, "quick");
@@ -440,15 +635,18 @@ int bench_nat(const struct bench_args *a)
 	bool ovs = !bu_flag(a, "no-ovs");
 	struct ovsb_env e;
 	static const char *keys[] = { "new_plain", "new_snat", "est_plain", "est_snat" };
-	double cv[4][OVSB_MAX_REPEAT], ov[4][OVSB_MAX_REPEAT], nplain[OVSB_MAX_REPEAT];
-	double eproc[OVSB_MAX_REPEAT], nproc[OVSB_MAX_REPEAT], bpc[2][OVSB_MAX_REPEAT];
+	/* [regime][phase][run]: regime 0 growth, 1 steady */
+	static double cv[2][4][OVSB_MAX_REPEAT], ov[2][4][OVSB_MAX_REPEAT];
+	double eproc[2][OVSB_MAX_REPEAT], nproc[2][OVSB_MAX_REPEAT], bpc[2][OVSB_MAX_REPEAT];
 	double obpc[2][OVSB_MAX_REPEAT];
-	unsigned runs = 0, oruns = 0;
-	char a2[16], a3[24], ocmd[PATH_MAX + 128];
-	char *argv[] = { e.harness, "nat", a2, a3, NULL };
+	unsigned runs[2] = { 0, 0 }, oruns[2] = { 0, 0 }, rgs[2], n_rg;
+	bool want[2] = { false, false };
 
 	if (repeat > OVSB_MAX_REPEAT)
 		repeat = OVSB_MAX_REPEAT;
+	n_rg = bu_opt_words(a, "regime", "growth,steady", nat_regime, 2, rgs, 2);
+	for (unsigned i = 0; i < n_rg; i++)
+		want[rgs[i]] = true;
 	memset(&e, 0, sizeof(e));
 	e.json = a->json;
 	e.repeat = (int)repeat;
@@ -456,110 +654,101 @@ int bench_nat(const struct bench_args *a)
 		bu_note(a, "nat: Open vSwitch's peer could not be built or found; ctrack alone");
 		ovs = false;
 	}
-	snprintf(a2, sizeof(a2), "%u", c.n);
-	snprintf(a3, sizeof(a3), "%zu", c.l);
-	cmdline(ocmd, sizeof(ocmd), argv);
-	bu_note(a, "nat: %u flows, %zu established lookups, %u runs%s", c.n, c.l, repeat,
-		ovs ? ", OVS alternating" : "");
-	for (unsigned k = 0; k < repeat; k++) {
-		struct ovsb_kv kc = { 0 }, ko = { 0 };
+	bu_note(a, "nat: %u flows, %zu established lookups, %u runs, regimes growth and steady%s",
+		c.n, c.l, repeat, ovs ? ", OVS alternating" : "");
+	for (unsigned k = 0; k < repeat; k++)
+		for (int rg = 0; rg < 2; rg++) {
+			double cvr[4], ovr[4], bp[2] = { 0, 0 }, obp[2] = { 0, 0 }, np, ep;
 
-		/* every plain connection made and found; every NAT one too but
-		 * those the kernel's port search gave up on (nat_exhausted: all
-		 * flows go to one server, and a NAT address that jhash2 gives
-		 * several clients gets their ports - 1024-5119 - several times
-		 * over, so searches run; at 1M flows about 1 in 10^6 fails, as
-		 * the kernel's would) */
-		if (run_child(nat_child, &c, &kc, NULL) == 0 &&
-		    kv_num(&kc, "new_plain_ok") == c.n && kv_num(&kc, "est_plain_ok") == c.l &&
-		    kv_num(&kc, "new_snat_ok") + kv_num(&kc, "new_snat_refused") == c.n &&
-		    kv_num(&kc, "new_snat_refused") <= c.n / 10000 &&
-		    kv_num(&kc, "est_snat_ok") >= (double)c.l * 0.999) {
-			for (int i = 0; i < 4; i++) {
-				char key[32];
+			if (!want[rg])
+				continue;
+			if (ctrack_run(&c, rg, cvr, &np, &ep, bp)) {
+				unsigned i = runs[rg]++;
 
-				snprintf(key, sizeof(key), "%s_ns", keys[i]);
-				cv[i][runs] = kv_num(&kc, key);
+				for (int p = 0; p < 4; p++)
+					cv[rg][p][i] = cvr[p];
+				nproc[rg][i] = np;
+				eproc[rg][i] = ep;
+				if (rg == 0) {
+					bpc[0][i] = bp[0];
+					bpc[1][i] = bp[1];
+				}
 			}
-			nproc[runs] = kv_num(&kc, "new_plain_process_ns");
-			eproc[runs] = kv_num(&kc, "est_plain_process_ns");
-			bpc[0][runs] = kv_num(&kc, "bytes_per_conn_plain");
-			bpc[1][runs] = kv_num(&kc, "bytes_per_conn_snat");
-			nplain[runs] = cv[0][runs];
-			runs++;
-		} else {
-			fprintf(stderr, "ctrack-bench: nat: ctrack's run did not do the work "
-				"(new %s/%s, est %s/%s; refused %s)\n", kv_str(&kc, "new_plain_ok"),
-				kv_str(&kc, "new_snat_ok"), kv_str(&kc, "est_plain_ok"),
-				kv_str(&kc, "est_snat_ok"), kv_str(&kc, "new_snat_refused"));
-		}
-		if (!ovs)
-			continue;
-		if (run_cmd(argv, NULL, NULL, &ko, NULL, NULL) == 0 && kv_str(&ko, "est_snat_mpps")) {
-			for (int i = 0; i < 4; i++) {
-				char key[32];
+			if (ovs && ovs_run(&e, &c, rg, ovr, obp)) {
+				unsigned i = oruns[rg]++;
 
-				snprintf(key, sizeof(key), "%s_mpps", keys[i]);
-				ov[i][oruns] = 1e3 / kv_num(&ko, key);   /* ns per packet */
+				for (int p = 0; p < 4; p++)
+					ov[rg][p][i] = ovr[p];
+				if (rg == 0) {
+					obpc[0][i] = obp[0];
+					obpc[1][i] = obp[1];
+				}
 			}
-			obpc[0][oruns] = kv_num(&ko, "bytes_per_conn_plain");
-			obpc[1][oruns] = kv_num(&ko, "bytes_per_conn_snat");
-			fprintf(stderr, "ctrack-bench:   nat run %u: OVS %s, %s\n", k + 1,
-				kv_str(&ko, "replies_translated_back"),
-				kv_str(&ko, "est_check_established"));
-			oruns++;
-		} else {
-			fprintf(stderr, "ctrack-bench: nat: the OVS harness failed\n");
 		}
-	}
-	if (!runs)
+	if ((want[0] && !runs[0]) || (want[1] && !runs[1]))
 		return 1;
-	{
+	for (int rg = 0; rg < 2; rg++) {
 		double m[4];
 		struct bu_rec rec;
+		char what[48];
 
+		if (!want[rg])
+			continue;
 		for (int i = 0; i < 4; i++) {
-			m[i] = median(cv[i], runs);
-			bu_rec_begin(&rec, a, "nat", keys[i]);
+			m[i] = median(cv[rg][i], runs[rg]);
+			snprintf(what, sizeof(what), "%s-%s", nat_regime[rg], keys[i]);
+			bu_rec_begin(&rec, a, "nat", what);
+			bu_rec_str(&rec, "regime", nat_regime[rg]);
 			bu_rec_int(&rec, "conns", c.n);
 			bu_rec_num(&rec, "ctrack_ns_per_pkt", m[i]);
-			if (oruns)
-				bu_rec_num(&rec, "ovs_ns_per_pkt", median(ov[i], oruns));
-			if (oruns)
-				bu_rec_num(&rec, "vs_ovs", median(ov[i], oruns) / m[i]);
-			if (oruns && (i == 1 || i == 3)) {
-				bu_rec_num(&rec, "vs_ovs_target_min", 3.0);
-				bu_rec_bool(&rec, "vs_ovs_met", median(ov[i], oruns) / m[i] >= 3.0);
+			if (oruns[rg]) {
+				double o = median(ov[rg][i], oruns[rg]);
+
+				bu_rec_num(&rec, "ovs_ns_per_pkt", o);
+				bu_rec_num(&rec, "vs_ovs", o / m[i]);
+				if (i == 1 || i == 3) {
+					bu_rec_num(&rec, "vs_ovs_target_min", 3.0);
+					bu_rec_bool(&rec, "vs_ovs_met", o / m[i] >= 3.0);
+				}
+				if (i == 0 || i == 2)
+					bu_rec_num(&rec, "plain_vs_ovs_plain", o / m[i]);
 			}
-			bu_rec_int(&rec, "runs", runs);
-			bu_rec_str(&rec, "timed", "thread cpu, one thread");
+			bu_rec_int(&rec, "runs", runs[rg]);
+			bu_rec_str(&rec, "timed", "thread cpu, one thread, one process per table");
 			bu_rec_end(&rec);
 		}
-		ratio_row(a, "new-snat-vs-plain", m[1], m[0], 2.0, "snat_ns", "plain_ns", c.n, runs);
-		ratio_row(a, "est-snat-vs-plain", m[3], m[2], 1.25, "snat_ns", "plain_ns", c.n, runs);
-		ratio_row(a, "new-snat-vs-one-call", m[1], median(nproc, runs), 2.0, "snat_ns",
-			  "ct_process_ns", c.n, runs);
-		ratio_row(a, "est-snat-vs-one-call", m[3], median(eproc, runs), 1.25, "snat_ns",
-			  "ct_process_ns", c.n, runs);
+		snprintf(what, sizeof(what), "%s-new-snat-vs-plain", nat_regime[rg]);
+		ratio_row(a, what, m[1], m[0], 2.0, "snat_ns", "plain_ns", c.n, runs[rg]);
+		snprintf(what, sizeof(what), "%s-est-snat-vs-plain", nat_regime[rg]);
+		ratio_row(a, what, m[3], m[2], 1.25, "snat_ns", "plain_ns", c.n, runs[rg]);
+		snprintf(what, sizeof(what), "%s-new-snat-vs-one-call", nat_regime[rg]);
+		ratio_row(a, what, m[1], median(nproc[rg], runs[rg]), 2.0, "snat_ns",
+			  "ct_process_ns", c.n, runs[rg]);
+		snprintf(what, sizeof(what), "%s-est-snat-vs-one-call", nat_regime[rg]);
+		ratio_row(a, what, m[3], median(eproc[rg], runs[rg]), 1.25, "snat_ns",
+			  "ct_process_ns", c.n, runs[rg]);
+	}
+	if (want[0]) {
+		struct bu_rec rec;
+
 		bu_rec_begin(&rec, a, "nat", "memory");
 		bu_rec_int(&rec, "conns", c.n);
-		bu_rec_num(&rec, "ctrack_bytes_per_conn_plain", median(bpc[0], runs));
-		bu_rec_num(&rec, "ctrack_bytes_per_conn_snat", median(bpc[1], runs));
-		if (oruns) {
-			bu_rec_num(&rec, "ovs_bytes_per_conn_plain", median(obpc[0], oruns));
-			bu_rec_num(&rec, "ovs_bytes_per_conn_snat", median(obpc[1], oruns));
+		bu_rec_num(&rec, "ctrack_bytes_per_conn_plain", median(bpc[0], runs[0]));
+		bu_rec_num(&rec, "ctrack_bytes_per_conn_snat", median(bpc[1], runs[0]));
+		if (oruns[0]) {
+			bu_rec_num(&rec, "ovs_bytes_per_conn_plain", median(obpc[0], oruns[0]));
+			bu_rec_num(&rec, "ovs_bytes_per_conn_snat", median(obpc[1], oruns[0]));
 		}
 		bu_rec_int(&rec, "entry_bytes_plain_udp4", entry_bytes(CT_L3_IPV4, false));
 		bu_rec_int(&rec, "entry_bytes_snat_udp4", entry_bytes(CT_L3_IPV4, true));
 		bu_rec_int(&rec, "entry_bytes_plain_udp6", entry_bytes(CT_L3_IPV6, false));
 		bu_rec_int(&rec, "entry_bytes_snat_udp6", entry_bytes(CT_L3_IPV6, true));
 		bu_rec_int(&rec, "second_slot_bytes", 8);
-		bu_rec_str(&rec, "measured", "rss delta over the new and reply phases; entry bytes from the layout");
+		bu_rec_str(&rec, "measured", "rss delta over the growth regime's new and reply phases; entry bytes from the layout");
 		bu_rec_end(&rec);
-		(void)nplain;
 	}
-	if (oruns)
-		bu_note(a, "nat: OVS: %s", ocmd);
+	if (ovs)
+		bu_note(a, "nat: OVS: %s nat %u %zu growth|steady plain|snat", e.harness, c.n, c.l);
 	exhaustion(a, false, pct, exconns);
 	exhaustion(a, true, pct, exconns);
 	return 0;

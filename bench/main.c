@@ -156,9 +156,18 @@ static const struct bench_opt nat_opts[] = {
 	{ "lookups", BV_COUNT, "N", "established packets per variant (default 2M; --quick 500k)", 1, 0 },
 	{ "repeat", BV_COUNT, "N", "alternating runs with OVS, medians compared (default 3; --quick 1)", 1, 31 },
 	{ "no-ovs", BV_FLAG, NULL, "ctrack alone (no Open vSwitch peer)", 0, 0 },
+	{ "regime", BV_WORDS, "growth,steady", "the tables' state when new connections are timed: fresh (growth) or kept at N entries that come and go (steady) (default growth,steady)", 0, 0 },
 	{ "fill-pct", BV_COUNT, "PCT", "exhaustion: share of the 10,000-port range in use (default 99)", 1, 99 },
 	{ "exhaustion-conns", BV_COUNT, "N", "exhaustion: new connections per search (default 20k; --quick 2k)", 1, 0 },
 	QUICK("100k connections, one run"),
+	{ .name = NULL }
+};
+
+static const struct bench_opt miss_opts[] = {
+	{ "mib", BV_COUNT, "N", "the chased buffer's size in MiB (default 256; --quick 64)", 1, 65536 },
+	{ "loads", BV_COUNT, "N", "loads per chase (default 4M; --quick 1M)", 1000, 0 },
+	{ "repeat", BV_COUNT, "N", "runs of each chase, the least kept (default 3; --quick 1)", 1, 31 },
+	QUICK("64 MiB, 1M loads, one run"),
 	{ .name = NULL }
 };
 
@@ -192,6 +201,8 @@ static const struct bench_entry benches[] = {
 	  bench_nat_search, nat_search_opts, NULL, NULL, NULL },
 	{ "record", "whole entries out and in, the state file: export, import, save, restore at 1M",
 	  bench_record, record_opts, NULL, NULL, NULL },
+	{ "miss", "one cache miss's cost: a pointer chase, huge pages and 4k, 1-8 chases at once",
+	  bench_miss, miss_opts, NULL, NULL, NULL },
 	{ "nat", "NAT through the table: established and new NATed vs plain, vs Open vSwitch's ct(commit,nat), exhaustion",
 	  bench_nat, nat_opts, NULL, NULL, NULL },
 };

@@ -136,17 +136,33 @@ static inline void ovsb_flow_frame(uint8_t *f, uint32_t i, int dir)
 
 /*
  * The frames of the large-table workloads, in one array of 64-byte slots:
- * slot i is flow i's original-direction frame, slot n + i its reply.
+ * slot i is flow i's original-direction frame, slot n + i its reply
+ * (ovsb_flow_frames_at: flows first..first+n-1).
  */
-static inline void ovsb_flow_frames(uint8_t *slots, uint32_t n)
+static inline void ovsb_flow_frames_at(uint8_t *slots, uint32_t first, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		memset(slots + (size_t)i * OVSB_SLOT, 0, OVSB_SLOT);
 		memset(slots + ((size_t)n + i) * OVSB_SLOT, 0, OVSB_SLOT);
-		ovsb_flow_frame(slots + (size_t)i * OVSB_SLOT, i, 0);
-		ovsb_flow_frame(slots + ((size_t)n + i) * OVSB_SLOT, i, 1);
+		ovsb_flow_frame(slots + (size_t)i * OVSB_SLOT, first + i, 0);
+		ovsb_flow_frame(slots + ((size_t)n + i) * OVSB_SLOT, first + i, 1);
 	}
 }
+
+static inline void ovsb_flow_frames(uint8_t *slots, uint32_t n)
+{
+	ovsb_flow_frames_at(slots, 0, n);
+}
+
+/*
+ * The steady regime of ctrack-bench nat: the table is first filled with
+ * the N flows N..2N-1 (other clients than the timed flows 0..N-1); then,
+ * OVSB_STEADY_CHUNK at a time, that many of the fill's connections are
+ * removed (untimed) and as many new ones are timed, so the table holds
+ * about N entries all along, its rows already grown and its memory
+ * already touched - a running firewall's state, where entries come and go.
+ */
+#define OVSB_STEADY_CHUNK 1024u
 
 /* splitmix64: a fixed, portable pseudo-random sequence. */
 static inline uint64_t ovsb_rand(uint64_t *s)

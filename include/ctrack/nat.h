@@ -286,6 +286,15 @@ struct ct_nat_select_stats {
  *                seeds it from getrandom(2)); tests give a sequence
  *   portmap      optional: non-NULL selects the exact port search
  *   stats        optional: counters added to
+ *   prefetch     optional: told, with taken_arg, of a candidate (original
+ *                side, as a taken callback's probe inverts it) that the
+ *                kernel's search will probe soon unless it stops first:
+ *                once a probe of a round was taken, the next ones of that
+ *                round, up to 8 ahead, so that the caller can start
+ *                fetching what their "taken?" questions will read.  A hint:
+ *                it must answer nothing and change nothing the choice
+ *                depends on (the probes, their order and the random draws
+ *                are the kernel's with or without it).  Cost: the caller's.
  */
 struct ct_nat_env {
 	ct_nat_taken_fn taken;
@@ -296,6 +305,7 @@ struct ct_nat_env {
 	uint64_t rng;
 	struct ct_nat_portmap *portmap;
 	struct ct_nat_select_stats *stats;
+	void (*prefetch)(void *arg, const struct ct_tuple *cand);
 };
 
 /* ct_nat_env_init - zero @env, set @taken, seed rng from getrandom(2)

@@ -334,6 +334,39 @@ static bool portmap_free_ok(void *arg, const struct ct_tuple *cand)
 	return !cand_taken(s, cand, CT_NAT_PROBE_SEARCH, CT_NAT_MAX_ATTEMPTS);
 }
 
+/*
+ * Probe @i of a round (port offset @off) was taken: the round goes on
+ * with i + 1, i + 2, ... (off + 1, off + 2, ...), a port each, until one
+ * is free - in a run of used ports (a block of clients' kept ports on one
+ * address, whose tuples all go to one server) often many in a row, each
+ * a "taken?" lookup in a random row of the table: a cache miss apiece,
+ * one after the other.  Hinting the next few (env->prefetch) lets the
+ * caller fetch their rows while the current one is answered.  The depth
+ * grows with the run (2, 4, ... 8 ahead), so that a search which stops
+ * at the next probe - the usual case - hints little for nothing.
+ */
+#define NAT_HINT_AHEAD 8u
+
+static void hint_ahead(struct sel *s, const struct ct_tuple *t, const uint16_t *keyptr,
+		       unsigned i, uint16_t off, unsigned attempts, unsigned min, unsigned size,
+		       unsigned *pf)
+{
+	unsigned depth = 2 * (i + 1) < NAT_HINT_AHEAD ? 2 * (i + 1) : NAT_HINT_AHEAD;
+	unsigned end = i + 1 + depth < attempts ? i + 1 + depth : attempts;
+	struct ct_tuple c = *t;
+	uint16_t *ck = (uint16_t *)((uint8_t *)&c + ((const uint8_t *)keyptr - (const uint8_t *)t));
+
+	if (*pf < i + 1)
+		*pf = i + 1;
+	for (; *pf < end; ++*pf) {
+		/* the port probe *pf will take: off wraps at 16 bits there too */
+		uint16_t o = (uint16_t)(off + (*pf - i));
+
+		*ck = (uint16_t)(min + o % size);
+		s->env->prefetch(s->env->taken_arg, &c);
+	}
+}
+
 /* Returns true when a free candidate was found (left in @t). */
 static bool l4_unique_tuple(struct sel *s, struct ct_tuple *t,
 			    const struct ct_nat_range *range,
@@ -367,6 +400,8 @@ static bool l4_unique_tuple(struct sel *s, struct ct_tuple *t,
 
 	attempts = size < CT_NAT_MAX_ATTEMPTS ? size : CT_NAT_MAX_ATTEMPTS;
 	for (;;) {
+		unsigned pf = 0;   /* this round's candidates below pf were hinted */
+
 		for (i = 0; i < attempts; i++, off++) {
 			*keyptr = (uint16_t)(min + off % size);
 			probes++;
@@ -374,6 +409,8 @@ static bool l4_unique_tuple(struct sel *s, struct ct_tuple *t,
 				found = true;
 				goto out;
 			}
+			if (env->prefetch)
+				hint_ahead(s, t, keyptr, i, off, attempts, min, size, &pf);
 		}
 		if (attempts >= size || attempts < 16)
 			break;

@@ -18,7 +18,16 @@
  * by original source (zone, protocols, address, port), linked through
  * the entries' NAT extension (base/conn.h, bysrc_next), newest first;
  * writers hold one of 256 striped byte locks, readers only the read
- * side.  Only entries whose source was translated are in it: an identity
+ * side.  A bucket's word carries, in the 16 bits above the head's 48-bit
+ * address (as the table's slots carry signatures, table/htab.h), a
+ * filter of its chain: bit (hash >> 48) % 16 of every entry's source
+ * hash.  A new source - most are - whose bit is clear has no mapping
+ * there, and the walk, a cache miss per entry, is skipped; a bit set
+ * walks the chain as before, so the order and the answer are the
+ * kernel's.  Linking sets the new entry's bit together with the new head
+ * (one store); unlinking recomputes the filter from the chain that is
+ * left, under the same stripe lock, so it always covers the chain.
+ * Only entries whose source was translated are in it: an identity
  * mapping can never be the one find_appropriate_src picks (its source is
  * the original, which get_unique_tuple tried first).  An entry is linked
  * after its insert and unlinked by the table's nat_forget hook as it
@@ -52,7 +61,8 @@
 #define BYSRC_MAX (1u << 22)
 
 struct nat_state {
-	struct ct_conn *_Atomic *bysrc;    /* heads, n_bysrc of them */
+	_Atomic uint64_t *bysrc;           /* n_bysrc of them: a head's
+					    * address and its chain's filter */
 	uint64_t n_bysrc;                  /* a power of two */
 	size_t map_len;
 	_Atomic uint8_t locks[NAT_LOCKS];
@@ -67,9 +77,9 @@ static struct nat_state *nat_of(struct ct_table *t)
 
 /* ---- the source index --------------------------------------------- */
 
-/* The bucket of original source @o (zone, protocols, address, port). */
-static uint64_t src_bucket(const struct ct_table *t, const struct nat_state *n,
-			   const struct ct_tuple *o)
+/* The hash of original source @o (zone, protocols, address, port): its
+ * low bits pick the bucket, bits 48-51 its filter bit. */
+static uint64_t src_hash(const struct ct_table *t, const struct ct_tuple *o)
 {
 	struct ct_tuple k;
 
@@ -79,7 +89,25 @@ static uint64_t src_bucket(const struct ct_table *t, const struct nat_state *n,
 	k.zone = o->zone;
 	k.l3 = o->l3;
 	k.l4 = o->l4;
-	return ct_hash_tuple(&t->key, &k) & (n->n_bysrc - 1);
+	return ct_hash_tuple(&t->key, &k);
+}
+
+#define BYSRC_PTR 0x0000ffffffffffffull
+
+static uint64_t src_bucket_of(const struct nat_state *n, uint64_t hash)
+{
+	return hash & (n->n_bysrc - 1);
+}
+
+static uint64_t src_tag(uint64_t hash)
+{
+	return 1ull << (48 + ((hash >> 48) & 15));
+}
+
+/* A bucket word's head and filter. */
+static struct ct_conn *bysrc_head(uint64_t w)
+{
+	return (struct ct_conn *)(uintptr_t)(w & BYSRC_PTR);
 }
 
 static bool same_src(const struct ct_tuple *a, const struct ct_tuple *b)
@@ -89,19 +117,21 @@ static bool same_src(const struct ct_tuple *a, const struct ct_tuple *b)
 }
 
 static void bysrc_link(struct ct_table *t, struct nat_state *n, struct ct_conn *c,
-			const uint64_t *bucket)
+			const uint64_t *hash)
 {
 	struct ct_tuple o;
-	uint64_t b;
+	uint64_t h, b, w;
 
 	ct_conn_tuple(c, &o);
-	b = bucket ? *bucket : src_bucket(t, n, &o);
+	h = hash ? *hash : src_hash(t, &o);
+	b = src_bucket_of(n, h);
 	ct_spin_lock(&n->locks[b % NAT_LOCKS]);
-	atomic_store_explicit(&ct_conn_nat(c)->bysrc_next,
-			      atomic_load_explicit(&n->bysrc[b], memory_order_relaxed),
-			      memory_order_relaxed);
+	w = atomic_load_explicit(&n->bysrc[b], memory_order_relaxed);
+	atomic_store_explicit(&ct_conn_nat(c)->bysrc_next, bysrc_head(w), memory_order_relaxed);
 	/* release: a reader that finds it reads its extension after */
-	atomic_store_explicit(&n->bysrc[b], c, memory_order_release);
+	atomic_store_explicit(&n->bysrc[b],
+			      ((uint64_t)(uintptr_t)c & BYSRC_PTR) | (w & ~BYSRC_PTR) | src_tag(h),
+			      memory_order_release);
 	ct_spin_unlock(&n->locks[b % NAT_LOCKS]);
 }
 
@@ -110,27 +140,43 @@ static void bysrc_link(struct ct_table *t, struct nat_state *n, struct ct_conn *
  * table).  Returns true if it was. */
 static bool bysrc_unlink(struct ct_table *t, struct nat_state *n, struct ct_conn *c)
 {
-	struct ct_conn *_Atomic *pp;
+	struct ct_conn *_Atomic *pp = NULL;
+	struct ct_conn *e, *next;
 	struct ct_tuple o;
-	uint64_t b;
+	uint64_t b, w, tags = 0;
 	bool found = false;
 
 	ct_conn_tuple(c, &o);
-	b = src_bucket(t, n, &o);
+	b = src_bucket_of(n, src_hash(t, &o));
 	ct_spin_lock(&n->locks[b % NAT_LOCKS]);
-	for (pp = &n->bysrc[b]; ; ) {
-		struct ct_conn *e = atomic_load_explicit(pp, memory_order_relaxed);
-
-		if (!e)
-			break;
-		if (e == c) {
-			atomic_store_explicit(pp, atomic_load_explicit(&ct_conn_nat(c)->bysrc_next,
-								       memory_order_relaxed),
-					      memory_order_release);
-			found = true;
-			break;
+	w = atomic_load_explicit(&n->bysrc[b], memory_order_relaxed);
+	next = atomic_load_explicit(&ct_conn_nat(c)->bysrc_next, memory_order_relaxed);
+	if (bysrc_head(w) == c) {
+		found = true;
+	} else {
+		for (e = bysrc_head(w); e; e = atomic_load_explicit(pp, memory_order_relaxed)) {
+			pp = &ct_conn_nat(e)->bysrc_next;
+			if (atomic_load_explicit(pp, memory_order_relaxed) == c) {
+				atomic_store_explicit(pp, next, memory_order_release);
+				found = true;
+				break;
+			}
 		}
-		pp = &ct_conn_nat(e)->bysrc_next;
+	}
+	if (found) {
+		struct ct_conn *head = bysrc_head(w) == c ? next : bysrc_head(w);
+
+		/* the filter of what is left (a reader meanwhile may still
+		 * use the old one: a superset) */
+		for (e = head; e; e = atomic_load_explicit(&ct_conn_nat(e)->bysrc_next,
+							   memory_order_relaxed)) {
+			struct ct_tuple eo;
+
+			ct_conn_tuple(e, &eo);
+			tags |= src_tag(src_hash(t, &eo));
+		}
+		atomic_store_explicit(&n->bysrc[b], ((uint64_t)(uintptr_t)head & BYSRC_PTR) | tags,
+				      memory_order_release);
 	}
 	ct_spin_unlock(&n->locks[b % NAT_LOCKS]);
 	return found;
@@ -140,7 +186,7 @@ static bool bysrc_unlink(struct ct_table *t, struct nat_state *n, struct ct_conn
 struct bysrc_walk {
 	struct ct_table *t;
 	struct nat_state *n;
-	struct ct_pending *p;      /* the setup's: its bucket is kept */
+	struct ct_pending *p;      /* the setup's: its hash is kept */
 };
 
 static bool bysrc_foreach(void *idx, const struct ct_tuple *orig,
@@ -148,20 +194,27 @@ static bool bysrc_foreach(void *idx, const struct ct_tuple *orig,
 {
 	struct bysrc_walk *w = idx;
 	struct ct_conn *e;
-
-	uint64_t b;
+	uint64_t h, wd;
 
 	if (!w->n)
 		return false;
-	b = src_bucket(w->t, w->n, orig);
-	/* the entry's link at its insert needs the bucket of its original
+	/* the entry's link at its insert needs the hash of its original
 	 * tuple: this one, unless a DNAT came between (it does not: the
-	 * source index is searched for SRC manipulations, after DST) */
-	if (w->p && ct_tuple_equal(orig, &w->p->b.orig)) {
-		w->p->bysrc_bucket = b;
-		w->p->bysrc_valid = true;
+	 * source index is searched for SRC manipulations, after DST); the
+	 * setup may have hashed it already, to fetch the bucket early */
+	if (w->p && w->p->bysrc_valid && ct_tuple_equal(orig, &w->p->b.orig)) {
+		h = w->p->bysrc_hash;
+	} else {
+		h = src_hash(w->t, orig);
+		if (w->p && ct_tuple_equal(orig, &w->p->b.orig)) {
+			w->p->bysrc_hash = h;
+			w->p->bysrc_valid = true;
+		}
 	}
-	e = atomic_load_explicit(&w->n->bysrc[b], memory_order_acquire);
+	wd = atomic_load_explicit(&w->n->bysrc[src_bucket_of(w->n, h)], memory_order_acquire);
+	if (!(wd & src_tag(h)))
+		return false;     /* no entry of the chain has this source */
+	e = bysrc_head(wd);
 	for (; e; e = atomic_load_explicit(&ct_conn_nat(e)->bysrc_next, memory_order_acquire)) {
 		struct ct_tuple eo, er;
 
@@ -339,6 +392,64 @@ static bool may_evict(struct ct_pending *p, struct ct_conn *e, uint32_t st)
 	return ok;
 }
 
+/*
+ * ct_nat_env.prefetch: a candidate the search will probe soon (nat_select.c,
+ * hint_ahead) - two stages, as the burst pipeline's (track/track.c): the
+ * row its reply tuple hashes to is fetched now; the candidate hinted
+ * HINT_LAG hints earlier, whose row has had that long to arrive, has the
+ * entries whose signatures match fetched too, for a taken probe reads the
+ * entry it finds (its tuple, status and expiry).  Read side held (the
+ * setup's); prefetches never fault, so a stale slot or a hint left from
+ * an earlier search costs only a wasted fetch.
+ */
+#define HINT_RING 8u
+#define HINT_LAG 4u
+
+static void table_prefetch(void *arg, const struct ct_tuple *cand)
+{
+	struct ct_pending *p = arg;
+	struct ct_table *t = p->thr->t;
+	struct ct_tuple reply;
+	struct ct_htab *h;
+	uint64_t hash;
+
+	if (!ct_tuple_invert(cand, &reply))
+		return;
+	h = atomic_load_explicit(&t->htab, memory_order_acquire);
+	hash = ct_hash_tuple(&t->key, &reply);
+	__builtin_prefetch(ct_htab_row(h, hash));
+	p->hint_reply[p->hint_n % HINT_RING] = reply;
+	p->hint_hash[p->hint_n % HINT_RING] = hash;
+	if (++p->hint_n > HINT_LAG) {
+		uint64_t oh = p->hint_hash[(p->hint_n - 1 - HINT_LAG) % HINT_RING];
+		struct ct_row *r = ct_htab_row(h, oh);
+
+		for (unsigned m = ct_row_sig_match(r, oh); m; m &= m - 1) {
+			uint64_t sl = atomic_load_explicit(&r->slot[__builtin_ctz(m)],
+							   memory_order_relaxed);
+
+			if (sl) {
+				/* its key, and a NAT entry's extension after it */
+				__builtin_prefetch(ct_slot_conn(sl));
+				__builtin_prefetch((const uint8_t *)ct_slot_conn(sl) + 64);
+			}
+		}
+	}
+}
+
+/* The hash of candidate reply @r: a hint's if one was made for it. */
+static uint64_t hinted_hash(struct ct_pending *p, const struct ct_tuple *r)
+{
+	for (unsigned i = 0; i < HINT_RING && i < p->hint_n; i++) {
+		unsigned k = (p->hint_n - 1 - i) % HINT_RING;
+
+		if (p->hint_reply[k].dport == r->dport && p->hint_reply[k].sport == r->sport &&
+		    ct_tuple_equal(&p->hint_reply[k], r))
+			return p->hint_hash[k];
+	}
+	return ct_hash_tuple(&p->thr->t->key, r);
+}
+
 static bool table_taken(void *arg, const struct ct_nat_probe *pr)
 {
 	struct ct_pending *p = arg;
@@ -348,9 +459,11 @@ static bool table_taken(void *arg, const struct ct_nat_probe *pr)
 	enum ct_dir d, d2;
 	uint32_t st;
 
-	/* remembered: the confirm's insert wants the chosen one's hash */
+	/* remembered: the confirm's insert wants the chosen one's hash - the
+	 * hint's, when this candidate was hinted (the one probed next is the
+	 * oldest hint not yet probed, so look there first) */
 	p->probed = *pr->reply;
-	p->probed_hash = ct_hash_tuple(&thr->t->key, pr->reply);
+	p->probed_hash = hinted_hash(p, pr->reply);
 	p->probed_valid = true;
 	e = lookup_h(thr, pr->reply, p->probed_hash, &d);
 	if (!e)
@@ -424,6 +537,7 @@ static void env_ready(struct ct_pending *p, struct bysrc_walk *w, struct nat_sta
 	p->env.bysrc.foreach = bysrc_foreach;
 	p->env.bysrc.idx = w;
 	p->env.portmap = n ? n->pm : NULL;
+	p->env.prefetch = table_prefetch;
 }
 
 enum setup_kind { SETUP_RANGE, SETUP_MASQ, SETUP_NULL };
@@ -439,6 +553,15 @@ static int setup(struct ct_thread *thr, struct ct_pending *p, enum setup_kind ki
 	if (!pending_ok(thr, p))
 		return -EINVAL;
 	n = nat_state(thr->t);
+	/* a source manipulation asks the source index first: its bucket,
+	 * a likely cache miss, is fetched while the setup gets ready */
+	if (n && kind != SETUP_NULL && manip == CT_NAT_MANIP_SRC) {
+		if (!p->bysrc_valid) {
+			p->bysrc_hash = src_hash(thr->t, &p->b.orig);
+			p->bysrc_valid = true;
+		}
+		__builtin_prefetch(&n->bysrc[src_bucket_of(n, p->bysrc_hash)]);
+	}
 	env_ready(p, &w, n);
 	p->n_victims = 0;
 	ct_read_lock(thr);
@@ -530,7 +653,7 @@ static void inserted(struct ct_pending *p, struct ct_conn *c)
 		return;
 	}
 	if (ct_conn_status(c) & CT_ST_SRC_NAT)
-		bysrc_link(t, n, c, p->bysrc_valid ? &p->bysrc_bucket : NULL);
+		bysrc_link(t, n, c, p->bysrc_valid ? &p->bysrc_hash : NULL);
 	pm_hold(n, c, true);
 	/* killed before we linked it: its nat_forget may have found
 	 * nothing (the stripe lock orders the two) */
@@ -592,7 +715,7 @@ void ct_nat_table_census(struct ct_table *t, uint64_t *indexed, uint64_t *pm_key
 	if (!n)
 		return;
 	for (uint64_t b = 0; b < n->n_bysrc; b++)
-		for (struct ct_conn *e = atomic_load(&n->bysrc[b]); e;
+		for (struct ct_conn *e = bysrc_head(atomic_load(&n->bysrc[b])); e;
 		     e = atomic_load(&ct_conn_nat(e)->bysrc_next))
 			(*indexed)++;
 	if (n->pm)

@@ -54,13 +54,18 @@ struct ct_pending {
 	uint16_t (*rand16)(void *arg);   /* ct_thread_nat_random's, or NULL */
 	/* what the setup already hashed, for the confirm (nat/): the last
 	 * candidate reply tuple probed and its hash; the source index's
-	 * bucket of the original tuple */
+	 * hash of the original tuple (its bucket and tag) */
 	struct ct_tuple probed;
 	uint64_t probed_hash;
 	bool probed_valid;
 	bool bysrc_valid;
-	uint64_t bysrc_bucket;
+	uint64_t bysrc_hash;
 	void *rand_arg;
+	/* the search's last 8 hints (nat/nat_table.c): reply tuples and
+	 * their hashes, which the probes reuse */
+	struct ct_tuple hint_reply[8];
+	uint64_t hint_hash[8];
+	unsigned hint_n;
 	uint8_t pm_held;              /* CT_NAT_S_SRC / _DST: the port map
 				       * holds the entry's port (nat/) */
 	struct ct_conn *victims[CT_PENDING_VICTIMS];

@@ -327,6 +327,122 @@ static void test_search_schedule_depends_on_the_range_size(void **state)
 	expect_schedule(1000, 1199, 248, 5);
 }
 
+/* ---- the search's hints (ct_nat_env.prefetch) ------------------------ */
+
+struct hint_log {
+	struct mock *m;             /* its probes: to order hints against */
+	uint16_t port[MAX_LOG];     /* the hinted candidates' source ports */
+	int at[MAX_LOG];            /* m->nlog when each was hinted */
+	int n;
+};
+
+static struct hint_log *hints_of;
+
+static void rec_hint(void *arg, const struct ct_tuple *cand)
+{
+	struct hint_log *h = hints_of;
+	int draws = h->m->irnd;
+
+	assert_ptr_equal(arg, h->m);        /* it gets taken_arg */
+	if (h->n < MAX_LOG) {
+		h->port[h->n] = cand->sport;
+		h->at[h->n] = h->m->nlog;
+	}
+	h->n++;
+	assert_int_equal(h->m->irnd, draws);
+}
+
+/* One search from offset 1000 (port 2024) through a run of used ports
+ * 2024..@run_end-1: the binding and every probe, with hints or without. */
+static void hinted_search(struct mock *m, struct ct_nat_binding *b, struct hint_log *h,
+			  unsigned run_end)
+{
+	static uint8_t used[65536];
+	struct ct_tuple o = tup4(17, "192.168.1.2", 40000, "198.51.100.1", 53);
+	struct ct_nat_range r = range4(CT_NAT_RANGE_MAP_IPS, "203.0.113.1", "203.0.113.1", 0, 0);
+	struct ct_nat_env env;
+
+	memset(used, 0, sizeof(used));
+	used[40000] = 1;                     /* the kept port: the search runs */
+	for (unsigned p = 2024; p < run_end; p++)
+		used[p] = 1;
+	env_for(&env, m, NULL);
+	m->port_used = used;
+	m->rnd[m->nrnd++] = 1000;
+	m->rnd[m->nrnd++] = 5000;
+	*b = mkbind(&o);
+	if (h) {
+		memset(h, 0, sizeof(*h));
+		h->m = m;
+		hints_of = h;
+		env.prefetch = rec_hint;
+	}
+	assert_int_equal(ct_nat_setup(&env, b, &r, CT_NAT_MANIP_SRC, NULL), CT_NAT_BOUND);
+}
+
+/* The hints change nothing (the same probes in the same order, the same
+ * draws, the same binding), name exactly the candidates the round probes
+ * next - each hinted before it is probed, in order, at most 8 ahead - and
+ * none is made when the search's first candidate is free. */
+static void test_search_hints_are_the_next_probes_and_change_nothing(void **state)
+{
+	static const unsigned runs[] = { 2024, 2025, 2026, 2030, 2100, 2152, 2200 };
+	static struct mock plain, hinted;
+	static struct hint_log h;
+	struct ct_nat_binding b0, b1;
+
+	(void)state;
+	for (unsigned t = 0; t < sizeof(runs) / sizeof(runs[0]); t++) {
+		unsigned end = runs[t];
+		int first;
+
+		hinted_search(&plain, &b0, NULL, end);
+		hinted_search(&hinted, &b1, &h, end);
+		assert_true(ct_tuple_equal(&b0.reply, &b1.reply));
+		assert_int_equal(plain.nlog, hinted.nlog);
+		assert_int_equal(plain.irnd, hinted.irnd);
+		for (int i = 0; i < plain.nlog && i < MAX_LOG; i++) {
+			assert_true(ct_tuple_equal(&plain.log[i].reply, &hinted.log[i].reply));
+			assert_int_equal(plain.log[i].attempts_left, hinted.log[i].attempts_left);
+		}
+		/* probe 0 is the kept port, 1 the search's first (2024) */
+		first = 1;
+		assert_int_equal(hinted.log[first].reply.dport, 2024);
+		if (end == 2024) {
+			assert_int_equal(h.n, 0);
+			continue;
+		}
+		/* round 1's probes after its first were each hinted before
+		 * (a round's first probe never is: round 2's, from offset
+		 * 5000, is free here) */
+		for (int i = first + 1; i < hinted.nlog && i < MAX_LOG; i++) {
+			uint16_t port = hinted.log[i].reply.dport;
+			int k = 0;
+
+			if (port >= 2024 + 128)
+				continue;
+			while (k < h.n && h.port[k] != port)
+				k++;
+			assert_true(k < h.n);
+			assert_true(h.at[k] <= i);
+		}
+		/* the hints: consecutive ports after 2024, each at most 8 past
+		 * the probe that was answered when it was made, never past the
+		 * round's 128 attempts */
+		for (int k = 0; k < h.n; k++) {
+			assert_int_equal(h.port[k], 2025 + k);
+			assert_true(h.port[k] <= hinted.log[h.at[k] - 1].reply.dport + 8);
+			assert_true(h.port[k] < 2024 + 128);
+		}
+		if (end >= 2024 + 128) {
+			/* round 1 taken whole: round 2 from offset 5000 */
+			assert_int_equal(b1.reply.dport, 1024 + 5000);
+		} else {
+			assert_int_equal(b1.reply.dport, end);
+		}
+	}
+}
+
 /* ---- port ranges ----------------------------------------------------- */
 
 static void test_port_range_keeps_a_port_in_range_and_searches_one_outside(void **state)
@@ -1081,6 +1197,7 @@ int main(void)
 		cmocka_unit_test(test_search_offset_wraps_at_16_bits),
 		cmocka_unit_test(test_search_gives_up_after_248_probes_in_five_rounds),
 		cmocka_unit_test(test_search_schedule_depends_on_the_range_size),
+		cmocka_unit_test(test_search_hints_are_the_next_probes_and_change_nothing),
 		cmocka_unit_test(test_port_range_keeps_a_port_in_range_and_searches_one_outside),
 		cmocka_unit_test(test_single_port_range_is_kept_when_taken),
 		cmocka_unit_test(test_proto_offset_maps_the_port_by_its_distance_from_base),

@@ -585,6 +585,57 @@ static void test_source_index_reuses_and_forgets_a_mapping(void **state)
 }
 
 /*
+ * The source index's bucket filter (nat_table.c): a chain's filter covers
+ * what is left of it after unlinks at its head and in its middle, so the
+ * mapping of the one connection that is left is still found.  Six
+ * connections from one source (same address and port) to six servers,
+ * all mapped to NATB (the first's range holds only it; the others reuse
+ * it); the newest, a middle one and two more are deleted, leaving the
+ * oldest and one other.  A seventh connection from that source, into a
+ * range of 51 addresses, reuses NATB:6000 - where a fresh table (no
+ * mapping to find) picks another address for it, as jhash2 does.
+ */
+static void test_source_index_filter_survives_unlinks(void **state)
+{
+	struct fixture *f = setup_nat(false), *g = setup_nat(false);
+	struct ct_nat_range one = snat_range(NATB, NATB, 0, 0);
+	struct ct_nat_range wide = snat_range(NATA, NATA + 50, 0, 0);
+	struct ct_nat_binding b, fresh;
+	static const unsigned gone[] = { 5, 3, 4, 1 };   /* head first, then middles */
+	struct ct_packet p7;
+	uint32_t srv = 0;
+
+	(void)state;
+	for (uint32_t s = 0; s < 6; s++) {
+		struct ct_packet p = udp4(C1, S1 + s, 6000, 53);
+
+		assert_int_equal(snat(f, &p, &one, 1 * SEC, &b), CT_CONFIRM_INSERTED);
+		assert_int_equal(b.reply.dst.ip4, htonl(NATB));
+		assert_int_equal(b.reply.dport, 6000);
+	}
+	for (unsigned i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
+		struct ct_packet p = udp4(C1, S1 + gone[i], 6000, 53);
+
+		assert_int_equal(ct_table_delete(f->thr, &p.tuple, 2 * SEC, NULL), 1);
+	}
+	assert_int_equal(ct_table_count(f->t), 2);
+	/* a server for which a fresh table's choice is not NATB */
+	for (srv = S2 + 100; srv < S2 + 200; srv++) {
+		p7 = udp4(C1, srv, 6000, 53);
+		assert_int_equal(snat(g, &p7, &wide, 3 * SEC, &fresh), CT_CONFIRM_INSERTED);
+		if (fresh.reply.dst.ip4 != htonl(NATB))
+			break;
+	}
+	assert_true(srv < S2 + 200);
+	assert_int_equal(snat(f, &p7, &wide, 3 * SEC, &b), CT_CONFIRM_INSERTED);
+	assert_int_equal(b.reply.dst.ip4, htonl(NATB));
+	assert_int_equal(b.reply.dport, 6000);
+	assert_audit(f);
+	teardown_f(g);
+	teardown_f(f);
+}
+
+/*
  * The port search's last probes (nf_nat_used_tuple_harder): every port
  * of a 4-port range to one server is held by a connection in TIME_WAIT;
  * a new SYN whose sequence number has passed theirs evicts one (its
@@ -718,6 +769,7 @@ int main(void)
 		cmocka_unit_test(test_confirm_clashes_are_resolved_as_the_kernel_does),
 		cmocka_unit_test(test_null_binding_moves_a_clashing_port),
 		cmocka_unit_test(test_source_index_reuses_and_forgets_a_mapping),
+		cmocka_unit_test(test_source_index_filter_survives_unlinks),
 		cmocka_unit_test(test_search_evicts_a_time_wait_entry_whose_sequence_passed),
 		cmocka_unit_test(test_exact_ports_fill_a_range_to_the_last_port),
 	};
