@@ -465,7 +465,9 @@ static void run_all(const struct ct_settings *set)
 	assert_true(files >= 50);
 	assert_true(all_splits >= 500);
 	assert_true(TS_ASAN ? splits >= all_splits / ASAN_EVERY : splits == all_splits);
-	assert_true(imported >= 2000);
+	/* 2,000 entries carried over at all the split points; under ASan
+	 * the same share of it at the share of the points taken */
+	assert_true(imported * all_splits >= 2000 * splits);
 	for (unsigned k = 0; k < sizeof(protos); k++) {
 		size_t n = protos[k] ? by_l4[protos[k]] : 0;
 
