@@ -336,7 +336,12 @@ static void *churn_gc(void *arg)
 	while (!atomic_load(&c->stop)) {
 		struct ct_gc_result res;
 
-		STRESS_REQUIRE(ct_gc_step(thr, stress_now(), 1000000, &res) == 0);
+		int rc = ct_gc_step(thr, stress_now(), 1000000, &res);
+
+		/* -EBUSY: a packet thread held the collector's lock for a
+		 * moment to hand its due handles to the wheel (table/due.c);
+		 * the next step runs.  Anything else is wrong. */
+		STRESS_REQUIRE(rc == 0 || rc == -EBUSY);
 		if (stress_below(&w->rng, 64) == 0) {
 			(void)ct_table_flush(thr, -1, stress_now());
 			atomic_fetch_add(&c->flushes, 1);
