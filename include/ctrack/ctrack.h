@@ -18,12 +18,14 @@
  *   record.h   whole entries out and in (state files, sync commits)
  *   statefile.h a table's entries and counters in a file, and back
  *   control.h  a live table's control plane: sliced listing, delete
+ *   dec.h      numbers in decimal, as tuples print theirs (tuple.h)
  */
 #ifndef CTRACK_CTRACK_H
 #define CTRACK_CTRACK_H
 
 #define CTRACK_VERSION "0.1.0"
 
+#include "ctrack/dec.h"
 #include "ctrack/tuple.h"
 #include "ctrack/packet.h"
 #include "ctrack/defrag.h"

@@ -106,7 +106,9 @@ struct ct_gc_result {
  * due (the wheel) or the table's rows / 64 plus what is due (the scan);
  * it also helps an online resize first, within the budget.  One collector
  * at a time: returns -EBUSY at once when another thread is in a step (the
- * collector thread's included); else 0.
+ * collector thread's included) or, for a moment, a packet thread hands its
+ * due handles to the collector's wheel under the collector's lock
+ * (table/due.c, ct_thread_detach); else 0.
  */
 int ct_gc_step(struct ct_thread *thr, ct_time_ns now, uint64_t budget_ns,
 	       struct ct_gc_result *res);

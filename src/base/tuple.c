@@ -22,6 +22,7 @@
 #include <netinet/in.h>
 #include <string.h>
 
+#include "ctrack/dec.h"
 #include "ctrack/tuple.h"
 
 /* ICMP request type -> reply type + 1 (0 = not a query we can invert),
@@ -73,34 +74,6 @@ bool ct_tuple_invert(const struct ct_tuple *t, struct ct_tuple *out)
 	}
 	*out = r;
 	return true;
-}
-
-static const char digits2[201] =
-	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-	"8081828384858687888990919293949596979899";
-
-/* @v (a port, an id, a type: < 65536) in decimal at @p, the digits
- * counted first so that they are written in place two at a time. */
-static inline char *put_dec16(char *p, unsigned v)
-{
-	unsigned n = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : v < 10000 ? 4 : 5;
-	char *e = p + n, *q = e;
-
-	while (v >= 100) {
-		unsigned r = v % 100;
-
-		v /= 100;
-		q -= 2;
-		memcpy(q, digits2 + 2 * r, 2);
-	}
-	if (v >= 10) {
-		q -= 2;
-		memcpy(q, digits2 + 2 * v, 2);
-	} else {
-		*--q = (char)('0' + v);
-	}
-	return e;
 }
 
 /* @v in lower-case hex without leading zeros ("%x"). */
@@ -278,17 +251,17 @@ char *ct_tuple_put(char *p, const struct ct_tuple *t)
 	case IPPROTO_SCTP:
 	case IPPROTO_DCCP:
 		p = PUT(p, " sport=");
-		p = put_dec16(p, t->sport);
+		p = ct_dec_put(p, t->sport);
 		p = PUT(p, " dport=");
-		return put_dec16(p, t->dport);
+		return ct_dec_put(p, t->dport);
 	case IPPROTO_ICMP:
 	case IPPROTO_ICMPV6:
 		p = PUT(p, " type=");
-		p = put_dec16(p, ct_tuple_icmp_type(t));
+		p = ct_dec_put(p, ct_tuple_icmp_type(t));
 		p = PUT(p, " code=");
-		p = put_dec16(p, ct_tuple_icmp_code(t));
+		p = ct_dec_put(p, ct_tuple_icmp_code(t));
 		p = PUT(p, " id=");
-		return put_dec16(p, t->sport);
+		return ct_dec_put(p, t->sport);
 	case IPPROTO_GRE:
 		p = PUT(p, " srckey=0x");
 		p = put_hex(p, t->sport);

@@ -156,6 +156,50 @@ static inline unsigned stress_below(uint64_t *s, unsigned n)
 	return (unsigned)((stress_rand(s) >> 32) % n);
 }
 
+/* A published index to look up (test_resize.c, test_nat.c): half the
+ * time one of the last 256 of @pub (> 0) published - those sit in the rows
+ * a resize is migrating - else any of them. */
+static inline uint32_t stress_recent(uint64_t *s, uint32_t pub)
+{
+	return stress_below(s, 2) ? pub - 1 - stress_below(s, pub < 256 ? pub : 256)
+				  : stress_below(s, pub);
+}
+
+/* Counts what a dump passes by (ct_table_dump's callback; @arg a uint64_t). */
+static inline int stress_count_cb(const struct ct_conn_info *ci, void *arg)
+{
+	(void)ci;
+	(*(uint64_t *)arg)++;
+	return 0;
+}
+
+/* A table of @flavor that starts at one row and has to grow under its
+ * writers (test_resize.c, test_nat.c with @nat): no checksums, UDP
+ * timeouts of 10 h so that nothing expires while it grows, and a
+ * collector that takes each row's lock and yields after every row, so
+ * that its slices meet every stage of a resize. */
+static inline struct ct_table *stress_growing_table(enum ct_rcu_flavor flavor, bool nat)
+{
+	struct ct_table_config cfg;
+	struct ct_gc_policy pol;
+	struct ct_table *t;
+
+	ct_table_config_default(&cfg);
+	cfg.rcu = flavor;
+	cfg.nat = nat;
+	cfg.settings.buckets = 1;
+	cfg.settings.checksum = 0;
+	cfg.settings.udp_timeout = 36000;
+	cfg.settings.udp_timeout_stream = 36000;
+	assert_int_equal(ct_table_create(&cfg, &t), 0);
+	ct_tsan_rcu_wrap(t);
+	ct_gc_policy_default(&pol);
+	pol.lock = CT_GC_LOCK_ALWAYS;
+	pol.yield = CT_GC_YIELD_EVERY_ROW;
+	ct_gc_set_policy(t, &pol);
+	return t;
+}
+
 /* ---- flows and packets ---- */
 
 static inline uint16_t stress_flow_zone(unsigned f)

@@ -154,8 +154,7 @@ static void *look_main(void *arg)
 			sched_yield();
 			continue;
 		}
-		i = stress_below(&w->rng, 2) ? pub - 1 - stress_below(&w->rng, pub < 256 ? pub : 256)
-					     : stress_below(&w->rng, pub);
+		i = stress_recent(&w->rng, pub);
 		o = nat_orig(ins, i);
 		r = nat_reply(ins, i);
 		if (ct_table_lookup(thr, &o, NULL, &d) != 1 || d != CT_DIR_ORIGINAL)
@@ -188,19 +187,10 @@ static void *gc_main(void *arg)
 	return NULL;
 }
 
-static int count_cb(const struct ct_conn_info *ci, void *arg)
-{
-	(void)ci;
-	(*(uint64_t *)arg)++;
-	return 0;
-}
-
 static void resize_once(enum ct_rcu_flavor flavor, uint64_t seed, uint64_t deadline_ms)
 {
 	struct natrun *g = calloc(1, sizeof(*g));
 	struct natw w[NAT_INSERTERS + 2];
-	struct ct_table_config cfg;
-	struct ct_gc_policy pol;
 	struct ct_thread *thr;
 	struct ts_audit a;
 	uint64_t rng = seed, inserted = 0, dumped = 0, indexed, keys;
@@ -208,19 +198,7 @@ static void resize_once(enum ct_rcu_flavor flavor, uint64_t seed, uint64_t deadl
 
 	assert_non_null(g);
 	g->deadline_ms = deadline_ms;
-	ct_table_config_default(&cfg);
-	cfg.rcu = flavor;
-	cfg.nat = true;
-	cfg.settings.buckets = 1;
-	cfg.settings.checksum = 0;
-	cfg.settings.udp_timeout = 36000;
-	cfg.settings.udp_timeout_stream = 36000;
-	assert_int_equal(ct_table_create(&cfg, &g->t), 0);
-	ct_tsan_rcu_wrap(g->t);
-	ct_gc_policy_default(&pol);
-	pol.lock = CT_GC_LOCK_ALWAYS;
-	pol.yield = CT_GC_YIELD_EVERY_ROW;
-	ct_gc_set_policy(g->t, &pol);
+	g->t = stress_growing_table(flavor, true);
 	for (unsigned i = 0; i < NAT_INSERTERS; i++, nw++) {
 		w[nw] = (struct natw){ .g = g, .idx = i, .rng = stress_rand(&rng) | 1 };
 		assert_int_equal(pthread_create(&w[nw].tid, NULL, ins_main, &w[nw]), 0);
@@ -257,7 +235,7 @@ static void resize_once(enum ct_rcu_flavor flavor, uint64_t seed, uint64_t deadl
 				STRESS_EQ(0, 1, seed, "a confirmed connection is gone");
 		}
 	}
-	assert_int_equal(ct_table_dump(thr, -1, count_cb, &dumped), 0);
+	assert_int_equal(ct_table_dump(thr, -1, stress_count_cb, &dumped), 0);
 	STRESS_EQ(dumped, inserted, seed, "dump vs confirmed");
 	STRESS_EQ(ct_table_count(g->t), dumped, seed, "count vs dump");
 	STRESS_EQ(stress_slots_used(g->t), 2 * dumped, seed, "slots vs 2 x dump");
@@ -358,7 +336,12 @@ static void *churn_gc(void *arg)
 	while (!atomic_load(&c->stop)) {
 		struct ct_gc_result res;
 
-		STRESS_REQUIRE(ct_gc_step(thr, stress_now(), 1000000, &res) == 0);
+		int rc = ct_gc_step(thr, stress_now(), 1000000, &res);
+
+		/* -EBUSY: a packet thread held the collector's lock for a
+		 * moment to hand its due handles to the wheel (table/due.c);
+		 * the next step runs.  Anything else is wrong. */
+		STRESS_REQUIRE(rc == 0 || rc == -EBUSY);
 		if (stress_below(&w->rng, 64) == 0) {
 			(void)ct_table_flush(thr, -1, stress_now());
 			atomic_fetch_add(&c->flushes, 1);

@@ -130,8 +130,7 @@ static void *reader_main(void *arg)
 			continue;
 		}
 		/* mostly recent flows: they sit in rows being migrated */
-		uint32_t i = stress_below(&w->rng, 2) ? pub - 1 - stress_below(&w->rng, pub < 256 ? pub : 256)
-						      : stress_below(&w->rng, pub);
+		uint32_t i = stress_recent(&w->rng, pub);
 		tu = grow_tuple(ins, i);
 		if (stress_below(&w->rng, 2))
 			tu = ts_reverse(&tu);
@@ -166,37 +165,17 @@ static void *slicer_main(void *arg)
 	return NULL;
 }
 
-static int count_cb(const struct ct_conn_info *ci, void *arg)
-{
-	(void)ci;
-	(*(uint64_t *)arg)++;
-	return 0;
-}
-
 static void grow_once(enum ct_rcu_flavor flavor, uint64_t seed, uint64_t deadline_ms)
 {
 	struct grow *g = calloc(1, sizeof(*g));
 	struct grow_worker w[INSERTERS + READERS + 1];
-	struct ct_table_config cfg;
-	struct ct_gc_policy pol;
 	struct ct_thread *thr;
 	uint64_t rng = seed, inserted = 0, dumped = 0;
 	unsigned nw = 0;
 
 	assert_non_null(g);
 	g->deadline_ms = deadline_ms;
-	ct_table_config_default(&cfg);
-	cfg.rcu = flavor;
-	cfg.settings.buckets = 1;
-	cfg.settings.checksum = 0;
-	cfg.settings.udp_timeout = 36000;
-	cfg.settings.udp_timeout_stream = 36000;
-	assert_int_equal(ct_table_create(&cfg, &g->t), 0);
-	ct_tsan_rcu_wrap(g->t);
-	ct_gc_policy_default(&pol);
-	pol.lock = CT_GC_LOCK_ALWAYS;
-	pol.yield = CT_GC_YIELD_EVERY_ROW;
-	ct_gc_set_policy(g->t, &pol);
+	g->t = stress_growing_table(flavor, false);
 
 	for (unsigned i = 0; i < INSERTERS; i++, nw++) {
 		w[nw] = (struct grow_worker){ .g = g, .idx = i, .rng = stress_rand(&rng) | 1 };
@@ -237,7 +216,7 @@ static void grow_once(enum ct_rcu_flavor flavor, uint64_t seed, uint64_t deadlin
 				STRESS_EQ(0, 1, seed, "an inserted flow is gone");
 		}
 	}
-	assert_int_equal(ct_table_dump(thr, -1, count_cb, &dumped), 0);
+	assert_int_equal(ct_table_dump(thr, -1, stress_count_cb, &dumped), 0);
 	STRESS_EQ(ct_table_count(g->t), dumped, seed, "count vs dump");
 	STRESS_EQ(stress_slots_used(g->t), dumped, seed, "occupied slots vs dump");
 	/* flows after a refused one in the last burst exist unpublished */

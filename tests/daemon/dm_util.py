@@ -74,19 +74,11 @@ class Daemon:
             return f.read()
 
     def connect(self):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(30)
-        s.connect(self.sock)
-        return s
+        return connect(self.sock)
 
     def request(self, req, raw=False):
         """One request on a fresh connection; returns the first reply line as JSON."""
-        s = self.connect()
-        try:
-            s.sendall((req if raw else json.dumps(req)).encode() + b"\n")
-            return json.loads(read_line(s))
-        finally:
-            s.close()
+        return request(self.sock, req, raw)
 
     def run(self, *args, check=True, input_text=None, timeout=60):
         p = subprocess.run([self.ctrack] + list(args) + ["--socket", self.sock],
@@ -97,13 +89,7 @@ class Daemon:
         return p
 
     def stop(self, sig=signal.SIGTERM):
-        if self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        stop_proc(self.proc, sig, 15)
         if not self.log.closed:
             self.log.close()
         return self.proc.returncode
@@ -112,6 +98,39 @@ class Daemon:
         self.stop()
         if self.own_dir:
             shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def connect(sock):
+    """A connection to the control socket at path @sock (30 s timeout)."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(30)
+    s.connect(sock)
+    return s
+
+
+def request(sock, req, raw=False):
+    """One request (a dict, or with @raw a line of text) on a fresh
+    connection to @sock; returns the first reply line as JSON.  For the
+    daemons other tests start their own way (tests/export)."""
+    s = connect(sock)
+    try:
+        s.sendall((req if raw else json.dumps(req)).encode() + b"\n")
+        return json.loads(read_line(s))
+    finally:
+        s.close()
+
+
+def stop_proc(proc, sig=signal.SIGTERM, timeout=15):
+    """@sig to a daemon still running, then up to @timeout s for it to
+    exit, else SIGKILL; returns its exit status."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.returncode
 
 
 def read_line(s, limit=1 << 22):

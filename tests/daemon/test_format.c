@@ -2,7 +2,9 @@
 /*
  * test_format.c - the hand-written printer (tools/ctrack/format.c, with
  * the library's tuple writers of base/tuple.c) against independent
- * references: every address against inet_ntop(3), every text
+ * references: every address against inet_ntop(3), every number of the
+ * one decimal writer (ctrack/dec.h: ports, counters, ids) against
+ * printf's %llu at every digit count and edge, every text
  * line against the snprintf printer it replaced (support/format_ref.c), byte for
  * byte, over random entries and events of every protocol, family and
  * flag; the fields the old printer did not have (id=, delta-time=,
@@ -16,6 +18,8 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include <inttypes.h>
 
 #include <arpa/inet.h>
 #include <jansson.h>
@@ -129,6 +133,46 @@ static void test_addresses_are_inet_ntops(void **st)
 		got[len] = 0;
 		assert_string_equal(got, want);
 	}
+}
+
+/* ct_dec_put against printf: 0, each power of ten and its neighbours
+ * (every digit count and carry), each power of two and its neighbours
+ * (the 32-bit path's end at 2^32 - 1 among them), the top of the range,
+ * random values of every width; and nothing written after the digits. */
+static void check_dec(uint64_t v)
+{
+	char want[32], got[CT_DEC_TEXT_MAX + 8];
+	char *e;
+
+	snprintf(want, sizeof(want), "%" PRIu64, v);
+	memset(got, '#', sizeof(got));
+	e = ct_dec_put(got, v);
+	assert_int_equal(e - got, strlen(want));
+	assert_memory_equal(got, want, strlen(want));
+	for (char *q = e; q < got + sizeof(got); q++)
+		assert_int_equal(*q, '#');
+}
+
+static void test_numbers_are_printfs(void **st)
+{
+	uint64_t p10 = 1;
+
+	(void)st;
+	check_dec(0);
+	check_dec(UINT64_MAX);
+	check_dec(UINT64_MAX - 1);
+	for (int k = 0; k < 20; k++, p10 *= 10) {
+		check_dec(p10 - 1);
+		check_dec(p10);
+		check_dec(p10 + 1);
+	}
+	for (int k = 0; k < 64; k++) {
+		check_dec((1ull << k) - 1);
+		check_dec(1ull << k);
+		check_dec((1ull << k) + 1);
+	}
+	for (int n = 0; n < 200000; n++)
+		check_dec(rnd() >> (n % 64));
 }
 
 static void test_text_lines_are_the_snprintf_printers(void **st)
@@ -366,6 +410,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_addresses_are_inet_ntops),
+		cmocka_unit_test(test_numbers_are_printfs),
 		cmocka_unit_test(test_text_lines_are_the_snprintf_printers),
 		cmocka_unit_test(test_id_delta_time_and_ktimestamp_where_conntrack_puts_them),
 		cmocka_unit_test(test_json_lines_carry_every_field),

@@ -12,6 +12,7 @@ tests only compare.
 """
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -174,6 +175,37 @@ def udp_socket_state(port):
     except OSError:
         pass
     return None
+
+
+def metrics_page(page):
+    """A Prometheus text page as {(name, frozenset(labels)): value}
+    (test_metrics.py, test_daemon_export.py)."""
+    out = {}
+    for line in page.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        name_labels, value = line.rsplit(" ", 1)
+        if "{" in name_labels:
+            name, rest = name_labels.split("{", 1)
+            labels = frozenset(tuple(kv.split("=", 1)) for kv in
+                               rest.rstrip("}").replace('"', "").split(","))
+        else:
+            name, labels = name_labels, frozenset()
+        out[(name, labels)] = float(value)
+    return out
+
+
+def promtool_check(page, name):
+    """Case @name: `promtool check metrics` (Debian prometheus) passes
+    @page with nothing to say; a SKIP without promtool."""
+    promtool = shutil.which("promtool")
+    if not promtool:
+        skip(name, "promtool is not installed (Debian package prometheus)")
+        return
+    r = subprocess.run([promtool, "check", "metrics"], input=page, capture_output=True,
+                       text=True)
+    ok(r.returncode == 0 and not r.stdout.strip() and not r.stderr.strip(), name,
+       r.stdout + r.stderr)
 
 
 def prom_value(path, name, labels=""):

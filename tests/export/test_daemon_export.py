@@ -45,7 +45,6 @@ reader until the next part or the end of the feed.)
 import json
 import os
 import shutil
-import signal
 import socket
 import stat
 import struct
@@ -66,7 +65,6 @@ import gen_captures as gc  # noqa: E402
 CT = sys.argv[1]
 TMP = tempfile.mkdtemp(prefix="ctrack-dmexport.")
 STARTED = []
-PROMTOOL = shutil.which("promtool")
 CURL = shutil.which("curl")
 HAVE_NFCAPD = shutil.which("nfcapd") and shutil.which("nfdump")
 FILL = 640 * 1024
@@ -170,14 +168,7 @@ class FifoDaemon:
         self.w.close()
 
     def request(self, req):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(30)
-        try:
-            s.connect(self.sock)
-            s.sendall(json.dumps(req).encode() + b"\n")
-            return json.loads(dm_util.read_line(s))
-        finally:
-            s.close()
+        return dm_util.request(self.sock, req)
 
     def stats(self):
         return self.request({"v": 1, "cmd": "stats"})
@@ -198,14 +189,7 @@ class FifoDaemon:
         return False
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
+        return dm_util.stop_proc(self.proc, timeout=30)
 
 
 class Events:
@@ -259,32 +243,6 @@ def scrape(addr):
     r = subprocess.run([CURL, "-s", "-f", "--max-time", "10", "http://%s/metrics" % addr],
                        capture_output=True, text=True)
     return r.stdout if r.returncode == 0 else None
-
-
-def parse_page(page):
-    out = {}
-    for line in page.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        name_labels, value = line.rsplit(" ", 1)
-        if "{" in name_labels:
-            name, rest = name_labels.split("{", 1)
-            labels = frozenset(tuple(kv.split("=", 1)) for kv in
-                               rest.rstrip("}").replace('"', "").split(","))
-        else:
-            name, labels = name_labels, frozenset()
-        out[(name, labels)] = float(value)
-    return out
-
-
-def promtool(page, name):
-    if not PROMTOOL:
-        eu.skip(name, "promtool is not installed (Debian package prometheus)")
-        return
-    r = subprocess.run([PROMTOOL, "check", "metrics"], input=page, capture_output=True,
-                       text=True)
-    eu.ok(r.returncode == 0 and not r.stdout.strip() and not r.stderr.strip(), name,
-          r.stdout + r.stderr)
 
 
 # ---- one flow per DESTROY event ----
@@ -592,8 +550,8 @@ def metrics_case():
     p2 = scrape(addr)
     bad = []
     if p1 and p2:
-        c1, cs, c2 = counters_of_page(parse_page(p1)), counters_of_stats(s1), \
-            counters_of_page(parse_page(p2))
+        c1, cs, c2 = counters_of_page(eu.metrics_page(p1)), counters_of_stats(s1), \
+            counters_of_page(eu.metrics_page(p2))
         for k in ("found", "insert", "packets", "frames"):
             if not (c1[k] is not None and c2[k] is not None and c1[k] <= cs[k] <= c2[k]):
                 bad.append((k, c1[k], cs[k], c2[k]))
@@ -605,7 +563,8 @@ def metrics_case():
           "%s: a scrape while frames arrive lies between ctrack stats and the next "
           "scrape (found, insert, packets, frames)" % name, repr(bad))
     if p1:
-        promtool(p1, "%s: a scrape during the traffic passes promtool check metrics" % name)
+        eu.promtool_check(p1, "%s: a scrape during the traffic passes promtool check metrics"
+                          % name)
     dm.feed([], fill=True)
     quiet = []
     for part, label in ((None, "after part A"), (part_b, "after part B")):
@@ -615,7 +574,7 @@ def metrics_case():
         time.sleep(0.3)
         page = scrape(addr)
         st = dm.stats()
-        m = parse_page(page) if page else {}
+        m = eu.metrics_page(page) if page else {}
         cp, cs = counters_of_page(m), counters_of_stats(st)
         states = by_state(m)
         lst = listing_by_state(dm)
@@ -632,7 +591,7 @@ def metrics_case():
               "connections, at least its %d frames)" % (name, len(part_b)),
               "%r -> %r" % (a, b))
     # the daemon's own families
-    m = parse_page(scrape(addr) or "")
+    m = eu.metrics_page(scrape(addr) or "")
     have = {n for n, _ in m}
     want = {"ctrack_capture_packets_total", "ctrack_event_ring_drops_total",
             "ctrack_export_queue_drops_total", "ctrack_worker_burst_duration_seconds_bucket",

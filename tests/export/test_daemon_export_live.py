@@ -24,11 +24,8 @@ to nfcapd on the router's loopback and serving metrics there.  An
 
 Skipped (exit 77, one line) without root, namespaces, nfdump or curl.
 """
-import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -85,27 +82,13 @@ class LiveDaemon:
             return f.read()
 
     def request(self, req):
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(30)
-        try:
-            s.connect(self.sock)
-            s.sendall(json.dumps(req).encode() + b"\n")
-            return json.loads(dm_util.read_line(s))
-        finally:
-            s.close()
+        return dm_util.request(self.sock, req)
 
     def stats(self):
         return self.request({"v": 1, "cmd": "stats"})
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
+        return dm_util.stop_proc(self.proc, timeout=30)
 
 
 def live_page_counters(m):
@@ -177,8 +160,8 @@ def main():
             nxt = scrape()
             if not nxt:
                 break
-            triples.append((live_page_counters(tde.parse_page(prev)), tde.counters_of_stats(st),
-                            live_page_counters(tde.parse_page(nxt))))
+            triples.append((live_page_counters(eu.metrics_page(prev)), tde.counters_of_stats(st),
+                            live_page_counters(eu.metrics_page(nxt))))
             pages.append(nxt)
             prev = nxt
             time.sleep(0.2)
@@ -204,7 +187,7 @@ def main():
         time.sleep(1.0)
         page = scrape()
         st = dm.stats()
-        cp, cs = live_page_counters(tde.parse_page(page or "")), tde.counters_of_stats(st)
+        cp, cs = live_page_counters(eu.metrics_page(page or "")), tde.counters_of_stats(st)
         eu.ok(page and cp == cs,
               "quiet after the traffic: the scrape's counters are ctrack stats' exactly (%d "
               "counters, %s frames on r0 and r1)" % (len(cs), cs.get("frames")),

@@ -33,35 +33,7 @@ import gen_captures as gc  # noqa: E402
 
 CT, PCAPS, SAMPLES = sys.argv[1], sys.argv[2], sys.argv[3]
 TMP = tempfile.mkdtemp(prefix="ctrack-metrics.")
-PROMTOOL = shutil.which("promtool")
 CURL = shutil.which("curl")
-
-
-def parse(page):
-    """{(name, frozenset(labels)): value}"""
-    out = {}
-    for line in page.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        name_labels, value = line.rsplit(" ", 1)
-        if "{" in name_labels:
-            name, rest = name_labels.split("{", 1)
-            labels = frozenset(tuple(kv.split("=", 1)) for kv in
-                               rest.rstrip("}").replace('"', "").split(","))
-        else:
-            name, labels = name_labels, frozenset()
-        out[(name, labels)] = float(value)
-    return out
-
-
-def promtool_check(page, name):
-    if not PROMTOOL:
-        eu.skip(name, "promtool is not installed (Debian package prometheus)")
-        return
-    r = subprocess.run([PROMTOOL, "check", "metrics"], input=page, capture_output=True,
-                       text=True)
-    eu.ok(r.returncode == 0 and not r.stdout.strip() and not r.stderr.strip(), name,
-          r.stdout + r.stderr)
 
 
 STAT_NAMES = ["found", "invalid", "insert", "insert_failed", "drop", "early_drop", "error",
@@ -112,8 +84,8 @@ def file_case(name, pcap, args=(), empty=False):
     r = subprocess.run([CT, "read", "--no-table", "--metrics-file", mf, *args, pcap],
                        capture_output=True, text=True)
     page = open(mf).read() if os.path.exists(mf) else ""
-    promtool_check(page, "%s: the metrics file passes promtool check metrics" % name)
-    m = parse(page)
+    eu.promtool_check(page, "%s: the metrics file passes promtool check metrics" % name)
+    m = eu.metrics_page(page)
     st = json_stats(pcap, args)
     bad = stats_match(m, st)
     eu.ok(r.returncode == 0 and not bad and (not empty or st["invalid"] > 0),
@@ -184,8 +156,8 @@ def nat_case():
     r = subprocess.run([CT, "read", "--no-table", "--metrics-file", mf, *args, path],
                        capture_output=True, text=True)
     page = open(mf).read() if os.path.exists(mf) else ""
-    promtool_check(page, "NAT: the metrics file passes promtool check metrics")
-    m = parse(page)
+    eu.promtool_check(page, "NAT: the metrics file passes promtool check metrics")
+    m = eu.metrics_page(page)
     st = json_stats(path, args)
     nat = st.get("nat", {})
     bad = stats_match(m, st)
@@ -295,7 +267,7 @@ def live_case(nat=False):
     page, last, still = None, None, 0
     for _ in range(400):
         page = curl(port)
-        v = parse(page).get(("ctrack_packets_total", frozenset())) if page else None
+        v = eu.metrics_page(page).get(("ctrack_packets_total", frozenset())) if page else None
         if v and v == last:
             still += 1
             if still >= 5:
@@ -304,13 +276,13 @@ def live_case(nat=False):
             still = 0
         last = v
         time.sleep(0.05)
-    first = parse(page) if page else {}
+    first = eu.metrics_page(page) if page else {}
     k = int(first.get(("ctrack_packets_total", frozenset()), 0))
     for t, fr in sorted(part_b, key=lambda x: x[0]):
         p.stdin.write(gc.pcap_record(t, fr))
     _, err = p.communicate(timeout=60)
     if page:
-        promtool_check(page, "a live scrape (curl)%s passes promtool check metrics" % what)
+        eu.promtool_check(page, "a live scrape (curl)%s passes promtool check metrics" % what)
     # what ctrack read -s says of exactly the first k packets
     prefix = os.path.join(TMP, "prefix.pcap")
     with open(prefix, "wb") as f:
@@ -326,7 +298,7 @@ def live_case(nat=False):
           "a scrape%s while the input is half read shows the counters of the %d packets "
           "read (ctrack read -s of that prefix)" % (what, k),
           "rc=%d %s %r" % (p.returncode, err, bad))
-    final = parse(open(mf).read()) if os.path.exists(mf) else {}
+    final = eu.metrics_page(open(mf).read()) if os.path.exists(mf) else {}
     whole = os.path.join(TMP, "whole.pcap")
     gc.write_pcap(whole, part_a + part_b)
     st = json_stats(whole, args)

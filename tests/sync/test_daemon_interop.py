@@ -226,26 +226,7 @@ def case_commit_on_a(cl):
               "after conntrackd -c, A's kernel has %s" % mine)
         c0 = cl.nft_counters()
         cl.route_via("a")
-        for i in range(3):
-            c.sendall(b"after-failover-%d" % i)
-            check(s.recv(64).startswith(b"after-failover"), "data lost after failover")
-            s.sendall(b"ack-%d" % i)
-            check(c.recv(64).startswith(b"ack"), "reply lost after failover")
-        blob = os.urandom(2 << 20)
-        got = bytearray()
-        import threading
-
-        def sink():
-            while len(got) < len(blob):
-                d = s.recv(1 << 16)
-                if not d:
-                    break
-                got.extend(d)
-        t = threading.Thread(target=sink)
-        t.start()
-        c.sendall(blob)
-        t.join(20)
-        check(bytes(got) == blob, "bulk transfer after failover: %d bytes" % len(got))
+        tr.after_failover(c, s)
         time.sleep(0.2)
         c1 = cl.nft_counters()
         d = {x: c1.get(x, 0) - c0.get(x, 0) for x in ("established", "new", "invalid")}
@@ -291,26 +272,7 @@ def case_commit_on_daemon(cl):
             return json.loads(b.run("stats", "-o", "json")[1])["total"]
         t0 = totals()
         cl.route_via("b")
-        for i in range(3):
-            c.sendall(b"after-failover-%d" % i)
-            check(s.recv(64).startswith(b"after-failover"), "data lost after failover")
-            s.sendall(b"ack-%d" % i)
-            check(c.recv(64).startswith(b"ack"), "reply lost after failover")
-        blob = os.urandom(2 << 20)
-        got = bytearray()
-        import threading
-
-        def sink():
-            while len(got) < len(blob):
-                d = s.recv(1 << 16)
-                if not d:
-                    break
-                got.extend(d)
-        t = threading.Thread(target=sink)
-        t.start()
-        c.sendall(blob)
-        t.join(20)
-        check(bytes(got) == blob, "bulk transfer after failover: %d bytes" % len(got))
+        tr.after_failover(c, s)
         time.sleep(0.5)
         t1 = totals()
         out = b.run("list", "-o", "json", "-p", "tcp", "--dport", "9300")[1]

@@ -117,6 +117,33 @@ class Traffic:
         check(p.recvfrom(64)[0][0] == 0, "no echo reply")
         self.socks.append(p)
 
+    def after_failover(self, c, s):
+        """A TCP connection's traffic once the routes have moved to the
+        other node: three exchanges, then 2 MB from the client to the
+        server (the windows must hold too); each checked to arrive whole.
+        The caller reads the node's counters around it."""
+        for i in range(3):
+            c.sendall(b"after-failover-%d" % i)
+            got = s.recv(64)
+            check(got.startswith(b"after-failover"), "data lost after failover: %r" % got)
+            s.sendall(b"ack-%d" % i)
+            check(c.recv(64).startswith(b"ack"), "reply lost after failover")
+        blob = os.urandom(2 << 20)
+        got = bytearray()
+
+        def sink():
+            while len(got) < len(blob):
+                d = s.recv(1 << 16)
+                if not d:
+                    break
+                got.extend(d)
+        th = threading.Thread(target=sink)
+        th.start()
+        c.sendall(blob)
+        th.join(20)
+        check(bytes(got) == blob, "bulk transfer after failover: %d of %d bytes" % (
+            len(got), len(blob)))
+
     def close(self):
         for s in self.socks:
             s.close()
@@ -357,28 +384,7 @@ def case_commit(cl, window_tracking=False):
                   flush=True)
         c0 = cl.nft_counters()
         cl.route_via("a")
-        for i in range(3):
-            c.sendall(b"after-failover-%d" % i)
-            got = s.recv(64)
-            check(got.startswith(b"after-failover"), "data lost after failover: %r" % got)
-            s.sendall(b"ack-%d" % i)
-            check(c.recv(64).startswith(b"ack"), "reply lost after failover")
-        # then a bulk transfer each way: the windows must hold as well
-        blob = os.urandom(2 << 20)
-        got = bytearray()
-
-        def sink():
-            while len(got) < len(blob):
-                d = s.recv(1 << 16)
-                if not d:
-                    break
-                got.extend(d)
-        t = threading.Thread(target=sink)
-        t.start()
-        c.sendall(blob)
-        t.join(20)
-        check(bytes(got) == blob, "bulk transfer after failover: %d of %d bytes" % (
-            len(got), len(blob)))
+        tr.after_failover(c, s)
         time.sleep(0.2)
         c1 = cl.nft_counters()
         d = {x: c1.get(x, 0) - c0.get(x, 0) for x in ("established", "new", "invalid")}
@@ -418,26 +424,7 @@ def case_ctrack_commit(cl):
               "committed entry: state %s flags %s wscale %s" % (
                   TCP_STATES[t["state"]], t["tflags"], t["wscale"]))
         cl.route_via("b")
-        for i in range(3):
-            c.sendall(b"after-failover-%d" % i)
-            check(s.recv(64).startswith(b"after-failover"), "data lost after failover")
-            s.sendall(b"ack-%d" % i)
-            check(c.recv(64).startswith(b"ack"), "reply lost after failover")
-        blob = os.urandom(2 << 20)
-        got = bytearray()
-
-        def sink():
-            while len(got) < len(blob):
-                d = s.recv(1 << 16)
-                if not d:
-                    break
-                got.extend(d)
-        th = threading.Thread(target=sink)
-        th.start()
-        c.sendall(blob)
-        th.join(20)
-        check(bytes(got) == blob, "bulk transfer after failover: %d of %d bytes" % (
-            len(got), len(blob)))
+        tr.after_failover(c, s)
         time.sleep(0.3)
         st1 = b.stats()
         d = {x: st1["tcp_" + x] - st0["tcp_" + x] for x in ("established", "new", "invalid")}

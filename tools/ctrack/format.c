@@ -18,81 +18,25 @@
  * (issue 25, part 4: at least 5M lines a second).  snprintf parses its
  * format at every field and inet_ntop costs more than the rest of a line;
  * here every field is a memcpy of a known length or a run of digit pairs,
- * and tuples and addresses are the library's writers (ct_tuple_put,
- * ct_tuple_put_addr: base/tuple.c), which reproduce glibc's inet_ntop
- * exactly.  tests/daemon/test_format.c checks the addresses against
- * inet_ntop itself, and the lines against the snprintf printer this file
- * replaced.
+ * and numbers, tuples and addresses are the library's writers (ct_dec_put:
+ * ctrack/dec.h, inline; ct_tuple_put, ct_tuple_put_addr: base/tuple.c,
+ * which reproduce glibc's inet_ntop exactly).  tests/daemon/test_format.c
+ * checks the addresses against inet_ntop itself, the numbers against
+ * printf, and the lines against the snprintf printer this file replaced.
  */
 #include <netinet/in.h>
 #include <string.h>
 #include <time.h>
 
+#include "ctrack/dec.h"
+
 #include "format.h"
-
-static const char digits2[201] =
-	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-	"8081828384858687888990919293949596979899";
-
-/* @v (< 2^32) in decimal at @p: 32-bit arithmetic, the digits counted
- * first so that they are written in place. */
-static inline char *put_u32(char *p, uint32_t v)
-{
-	unsigned n = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : v < 10000 ? 4 : v < 100000 ? 5
-		   : v < 1000000 ? 6 : v < 10000000 ? 7 : v < 100000000 ? 8
-		   : v < 1000000000 ? 9 : 10;
-	char *e = p + n, *q = e;
-
-	while (v >= 100) {
-		unsigned r = v % 100;
-
-		v /= 100;
-		q -= 2;
-		memcpy(q, digits2 + 2 * r, 2);
-	}
-	if (v >= 10) {
-		q -= 2;
-		memcpy(q, digits2 + 2 * v, 2);
-	} else {
-		*--q = (char)('0' + v);
-	}
-	return e;
-}
-
-/* @v in decimal at @p; returns the end. */
-static inline char *put_u64(char *p, uint64_t v)
-{
-	char tmp[20];
-
-	if (v <= 0xffffffffu)
-		return put_u32(p, (uint32_t)v);
-	char *e, *q;
-
-	e = tmp + sizeof(tmp);
-	q = e;
-	while (v >= 100) {
-		unsigned r = (unsigned)(v % 100);
-
-		v /= 100;
-		q -= 2;
-		memcpy(q, digits2 + 2 * r, 2);
-	}
-	if (v >= 10) {
-		q -= 2;
-		memcpy(q, digits2 + 2 * v, 2);
-	} else {
-		*--q = (char)('0' + v);
-	}
-	memcpy(p, q, (size_t)(e - q));
-	return p + (e - q);
-}
 
 /* At least @width digits, zero-padded (printf's "%.Nllu"). */
 static char *put_u64_pad(char *p, uint64_t v, unsigned width)
 {
 	char tmp[24];
-	char *e = put_u64(tmp, v);
+	char *e = ct_dec_put(tmp, v);
 	size_t n = (size_t)(e - tmp);
 
 	while (n < width) {
@@ -138,7 +82,7 @@ static char *put_col(char *p, const char *name, unsigned num)
 	while (n++ < 8)
 		*p++ = ' ';
 	*p++ = ' ';
-	p = put_u64(p, num);
+	p = ct_dec_put(p, num);
 	*p++ = ' ';
 	return p;
 }
@@ -146,9 +90,9 @@ static char *put_col(char *p, const char *name, unsigned num)
 static char *put_counters(char *p, uint64_t pk, uint64_t by)
 {
 	p = PUT(p, "packets=");
-	p = put_u64(p, pk);
+	p = ct_dec_put(p, pk);
 	p = PUT(p, " bytes=");
-	p = put_u64(p, by);
+	p = ct_dec_put(p, by);
 	*p++ = ' ';
 	return p;
 }
@@ -213,7 +157,7 @@ static size_t put_text(char *buf, const struct fmt_opts *o,
 		p = put_col(p, l3_name(ci->orig.l3), ci->orig.l3);
 	p = put_col(p, l4_name(ci->orig.l4), ci->orig.l4);
 	if (lp->timeout) {
-		p = put_u64(p, lp->timeout_s < 0 ? 0 : (uint64_t)lp->timeout_s);
+		p = ct_dec_put(p, lp->timeout_s < 0 ? 0 : (uint64_t)lp->timeout_s);
 		*p++ = ' ';
 	}
 	if (lp->state && ci->state_name) {
@@ -234,17 +178,17 @@ static size_t put_text(char *buf, const struct fmt_opts *o,
 		p = PUT(p, "[ASSURED] ");
 	if (lp->mark) {
 		p = PUT(p, "mark=");
-		p = put_u64(p, ci->mark);
+		p = ct_dec_put(p, ci->mark);
 		*p++ = ' ';
 	}
 	if (ci->orig.zone) {
 		p = PUT(p, "zone=");
-		p = put_u64(p, ci->orig.zone);
+		p = ct_dec_put(p, ci->orig.zone);
 		*p++ = ' ';
 	}
 	if (lp->delta_time) {
 		p = PUT(p, "delta-time=");
-		p = put_u64(p, lp->delta_s < 0 ? 0 : (uint64_t)lp->delta_s);
+		p = ct_dec_put(p, lp->delta_s < 0 ? 0 : (uint64_t)lp->delta_s);
 		*p++ = ' ';
 		if (o->ktimestamp) {
 			p = put_ctime(p, "start", wall_s(o, ci->first_seen));
@@ -256,7 +200,7 @@ static size_t put_text(char *buf, const struct fmt_opts *o,
 		p = PUT(p, "use=1 ");
 	if (o->id) {
 		p = PUT(p, "id=");
-		p = put_u64(p, ci->id);
+		p = ct_dec_put(p, ci->id);
 		*p++ = ' ';
 	}
 	/* "Delete the last blank space" */
@@ -279,30 +223,30 @@ static char *json_tuple(char *p, const struct ct_tuple *t, uint64_t pk, uint64_t
 	case IPPROTO_ICMP:
 	case IPPROTO_ICMPV6:
 		p = PUT(p, ",\"type\":");
-		p = put_u64(p, ct_tuple_icmp_type(t));
+		p = ct_dec_put(p, ct_tuple_icmp_type(t));
 		p = PUT(p, ",\"code\":");
-		p = put_u64(p, ct_tuple_icmp_code(t));
+		p = ct_dec_put(p, ct_tuple_icmp_code(t));
 		p = PUT(p, ",\"id\":");
-		p = put_u64(p, t->sport);
+		p = ct_dec_put(p, t->sport);
 		break;
 	case IPPROTO_GRE:
 		p = PUT(p, ",\"srckey\":");
-		p = put_u64(p, t->sport);
+		p = ct_dec_put(p, t->sport);
 		p = PUT(p, ",\"dstkey\":");
-		p = put_u64(p, t->dport);
+		p = ct_dec_put(p, t->dport);
 		break;
 	default:
 		p = PUT(p, ",\"sport\":");
-		p = put_u64(p, t->sport);
+		p = ct_dec_put(p, t->sport);
 		p = PUT(p, ",\"dport\":");
-		p = put_u64(p, t->dport);
+		p = ct_dec_put(p, t->dport);
 		break;
 	}
 	if (counters) {
 		p = PUT(p, ",\"packets\":");
-		p = put_u64(p, pk);
+		p = ct_dec_put(p, pk);
 		p = PUT(p, ",\"bytes\":");
-		p = put_u64(p, by);
+		p = ct_dec_put(p, by);
 	}
 	*p++ = '}';
 	return p;
@@ -323,7 +267,7 @@ static char *json_nat(char *p, const struct ct_conn_info *ci)
 		p = PUT(p, "\"src\":{\"addr\":\"");
 		p = ct_tuple_put_addr(p, r->l3, &r->dst);
 		p = icmp ? PUT(p, "\",\"id\":") : PUT(p, "\",\"port\":");
-		p = put_u64(p, icmp ? r->sport : r->dport);
+		p = ct_dec_put(p, icmp ? r->sport : r->dport);
 		*p++ = '}';
 		if (ci->status & CT_ST_DST_NAT)
 			*p++ = ',';
@@ -332,7 +276,7 @@ static char *json_nat(char *p, const struct ct_conn_info *ci)
 		p = PUT(p, "\"dst\":{\"addr\":\"");
 		p = ct_tuple_put_addr(p, r->l3, &r->src);
 		p = icmp ? PUT(p, "\",\"id\":") : PUT(p, "\",\"port\":");
-		p = put_u64(p, r->sport);
+		p = ct_dec_put(p, r->sport);
 		*p++ = '}';
 	}
 	*p++ = '}';
@@ -348,7 +292,7 @@ static char *json_ts(char *p, const struct fmt_opts *o, const char *name, ct_tim
 	p = PUT(p, ",\"");
 	p = put_str(p, name);
 	p = PUT(p, "\":");
-	p = put_u64(p, u / 1000000000ull);
+	p = ct_dec_put(p, u / 1000000000ull);
 	*p++ = '.';
 	return put_u64_pad(p, u % 1000000000ull, 9);
 }
@@ -405,14 +349,14 @@ static size_t put_json(char *buf, const struct fmt_opts *o,
 	p = PUT(p, "\"l3\":\"");
 	p = put_str(p, l3_name(ci->orig.l3));
 	p = PUT(p, "\",\"l3num\":");
-	p = put_u64(p, ci->orig.l3);
+	p = ct_dec_put(p, ci->orig.l3);
 	p = PUT(p, ",\"proto\":\"");
 	p = put_str(p, l4_name(ci->orig.l4));
 	p = PUT(p, "\",\"protonum\":");
-	p = put_u64(p, ci->orig.l4);
+	p = ct_dec_put(p, ci->orig.l4);
 	if (with_timeout) {
 		p = PUT(p, ",\"timeout\":");
-		p = put_u64(p, timeout_s < 0 ? 0 : (uint64_t)timeout_s);
+		p = ct_dec_put(p, timeout_s < 0 ? 0 : (uint64_t)timeout_s);
 	}
 	if (ci->state_name) {
 		p = PUT(p, ",\"state\":\"");
@@ -428,19 +372,19 @@ static size_t put_json(char *buf, const struct fmt_opts *o,
 	p = (ci->status & CT_ST_SEEN_REPLY) ? PUT(p, ",\"unreplied\":false")
 					    : PUT(p, ",\"unreplied\":true");
 	p = PUT(p, ",\"mark\":");
-	p = put_u64(p, ci->mark);
+	p = ct_dec_put(p, ci->mark);
 	p = PUT(p, ",\"zone\":");
-	p = put_u64(p, ci->orig.zone);
+	p = ct_dec_put(p, ci->orig.zone);
 	p = PUT(p, ",\"id\":");
-	p = put_u64(p, ci->id);
+	p = ct_dec_put(p, ci->id);
 	if (ci->first_seen)
 		p = json_ts(p, o, "first_seen", ci->first_seen);
 	if (ci->last_seen)
 		p = json_ts(p, o, "last_seen", ci->last_seen);
 	p = PUT(p, ",\"status\":");
-	p = put_u64(p, ci->status);
+	p = ct_dec_put(p, ci->status);
 	p = PUT(p, ",\"l4state\":");
-	p = put_u64(p, ci->l4state);
+	p = ct_dec_put(p, ci->l4state);
 	p = PUT(p, ",\"labels\":\"");
 	for (int i = 0; i < 16; i++) {
 		*p++ = hx[ci->labels[i] >> 4];
