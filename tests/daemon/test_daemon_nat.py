@@ -177,6 +177,16 @@ def main(argv):
         rc, out = start_fail(ctrack, ["--replay", paths["whole"], "--nat-exact-ports"])
         tap.ok(rc == 1 and "needs" in out, "--nat-exact-ports alone: exit %s, %s" % (
             rc, out.strip().replace("\n", " | ")[:160]))
+        # live interfaces with several workers: the fanout cannot pair a
+        # NATed connection's directions; a replay with several is fine
+        rc, out = start_fail(ctrack, ["--interface", "lo", "--workers", "2", "--nat",
+                                      RULES[0], "--check"])
+        tap.ok(rc == 1 and "--workers 1" in out,
+               "--nat on interfaces with --workers 2 is refused: exit %s, %s" % (
+                   rc, out.strip().replace("\n", " | ")[:160]))
+        rc, out = start_fail(ctrack, ["--replay", paths["whole"], "--workers", "2",
+                                      "--nat", RULES[0], "--check"])
+        tap.ok(rc == 0, "--nat on a replay with --workers 2 is accepted: exit %s" % rc, [out])
         rc, out = start_fail(ctrack, ["--replay", paths["whole"], "--nat", RULES[0],
                                       "--check"])
         tap.ok(rc == 0 and "warning" not in out, "--check with a good rule: exit %s" % rc,

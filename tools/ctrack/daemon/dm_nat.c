@@ -93,6 +93,16 @@ int dm_nat_check(const struct dm_options *o, char *err, size_t errlen)
 		snprintf(err, errlen, "--nat-exact-ports needs NAT rules (--nat, --nat-file)");
 		return -1;
 	}
+	/* a NATed connection's reply is addressed to the NAT address: the
+	 * fanout's symmetric hash does not pair it with its request, and a
+	 * reply that overtakes its request on another worker would not be
+	 * its entry's (docs/daemon.md).  A replay feeds one worker itself. */
+	if ((o->nat[0] || o->nat_file[0]) && !o->replay[0] && o->workers > 1) {
+		snprintf(err, errlen, "--nat watches interfaces with one worker: --workers %u "
+			 "would split a NATed connection's two directions between workers "
+			 "(give --workers 1)", o->workers);
+		return -1;
+	}
 	/* --nat rules were checked as they were read; the file's are read
 	 * now, and --check shows what would be warned at start */
 	if (!o->nat_file[0] && !o->check)
