@@ -23,11 +23,14 @@ nat_gateway.py (reply tuples derived there from the rules).
 Usage: test_daemon_nat.py CTRACK
 """
 
+import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
+import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -71,6 +74,12 @@ def reply_tuples(text):
     return out
 
 
+def free_tcp_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def start_fail(ctrack, args, timeout=30):
     d = tempfile.mkdtemp(prefix="ctk-dmn-")
     try:
@@ -103,7 +112,9 @@ def main(argv):
     try:
         read = subprocess.run([ctrack, "read", "--no-progress"] + SETS[4:] + nat +
                               [paths["whole"]], capture_output=True, text=True, timeout=60)
-        ref = daemon(SETS + nat + ["--replay", paths["whole"]])
+        port = free_tcp_port()
+        ref = daemon(SETS + nat + ["--replay", paths["whole"],
+                                   "--metrics-listen", "127.0.0.1:%d" % port])
         whole = ref.run("list").stdout
         got = reply_tuples(whole)
         bad = ["%s: %s, want %s" % (k, got.get(k), v) for k, v in sorted(expect.items())
@@ -132,6 +143,35 @@ def main(argv):
         p = ref.run("list", "-n", "-o", "json", check=False)
         tap.ok(p.returncode == 0, "ctrack list -n -o json: exit %d" % p.returncode,
                [p.stderr])
+        # the NAT's counters: ctrack stats' "nat" object, its text line and
+        # the metrics page are ctrack read -s's over the same capture
+        rs = subprocess.run([ctrack, "read", "--no-progress", "--no-table", "-s", "-o", "json"]
+                            + SETS[4:] + nat + [paths["whole"]], capture_output=True,
+                            text=True, timeout=60)
+        want = json.loads(rs.stdout.strip().splitlines()[-1])["stats"]["nat"]
+        got = ref.request({"v": 1, "cmd": "stats"}).get("nat", {})
+        keys = ("first_packets", "dnat", "snat", "masquerade", "confirmed", "merged",
+                "reply_only", "refused", "setup_errors")
+        tap.ok(want["first_packets"] > 0 and all(got.get(k) == want[k] for k in keys),
+               "ctrack stats' nat object is ctrack read -s's (%d first packets)" %
+               want["first_packets"], [got, want])
+        text = ref.run("stats", "--all").stdout
+        line = [ln for ln in text.splitlines() if ln.startswith("nat: ")]
+        tap.ok(line and "first_packets=%d" % want["first_packets"] in line[0] and
+               "snat=%d" % want["snat"] in line[0],
+               "ctrack stats --all has the nat: line", text.splitlines()[-6:])
+        page = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port,
+                                      timeout=10).read().decode()
+        fam = {}
+        for ln in page.splitlines():
+            f = ln.split()
+            if len(f) == 2 and f[0].startswith("ctrack_nat_"):
+                fam[f[0]] = float(f[1])
+        tap.ok(fam.get("ctrack_nat_first_packets_total") == want["first_packets"] and
+               fam.get('ctrack_nat_bindings_total{kind="snat"}') == want["snat"] and
+               fam.get('ctrack_nat_confirms_total{result="confirmed"}') == want["confirmed"],
+               "the metrics page's ctrack_nat_* are ctrack read -s's",
+               sorted(fam.items())[:12])
         ref.stop()
 
         # -- --state across a restart --------------------------------------

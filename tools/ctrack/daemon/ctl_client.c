@@ -221,6 +221,15 @@ static void print_stats_text(struct cl *c, json_t *j)
 					      json_integer_value(v));
 			out_put(c, line, (size_t)n);
 		}
+		if (json_object_get(j, "nat")) {
+			/* --nat: what the first packets met (dm_nat.c) */
+			n = 0;
+			json_object_foreach(json_object_get(j, "nat"), key, v)
+				n += snprintf(line + n, sizeof(line) - (size_t)n, "%s%s=%"
+					      JSON_INTEGER_FORMAT, n ? " " : "nat: ", key,
+					      json_integer_value(v));
+			out_put(c, line, (size_t)n);
+		}
 		{
 			/* the flow export (issue 26): the queue, then each
 			 * exporter's counters, key=value as above */

@@ -625,6 +625,8 @@ static void cmd_stats(struct daemon *d, struct client *c)
 	}
 	if (d->ex)
 		json_object_set_new(j, "export", dm_export_stats_json(d));
+	if (d->nat_on)
+		json_object_set_new(j, "nat", dm_nat_stats_json(d));
 	json_object_set_new(j, "uptime_s", json_real((double)(dclock_now() - d->started) / 1e9));
 	json_object_set_new(j, "reloads", json_integer((json_int_t)d->reloads));
 	put_json(c, j);

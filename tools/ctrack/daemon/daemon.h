@@ -53,6 +53,10 @@
 #include "../format.h"
 #include "../nat_path.h"
 
+/* struct nat_path_counts' fields, in its order (dm_nat.c names them) */
+#define DM_NAT_COUNTS 9
+struct metrics_nat;
+
 #define DM_MAX_IFACES 16
 #define DM_MAX_WORKERS 64
 
@@ -163,8 +167,11 @@ struct dm_worker {
 	_Atomic uint64_t if_frames[DM_MAX_IFACES + 1];
 	uint32_t last_ifindex;         /* the last frame's, and its slot */
 	unsigned last_ifslot;
-	/* --nat: what the first packets met (this worker's alone) */
+	/* --nat: what the first packets met (this worker's alone), and the
+	 * copy it publishes after each packet for `ctrack stats` and the
+	 * metrics page (relaxed stores: another thread reads it) */
 	struct nat_path_counts nat_counts;
+	_Atomic uint64_t nat_pub[DM_NAT_COUNTS];
 };
 
 /* ---- the daemon ---- */
@@ -200,6 +207,7 @@ struct daemon {
 	 * worker matches them) */
 	bool nat_on;
 	struct nat_rules nat;
+	struct metrics_nat *nat_metrics;   /* with --metrics-listen (dm_export.c) */
 };
 
 /* dm_nat.c: --nat, --nat-file, --nat-exact-ports.  dm_nat_option applies
@@ -215,6 +223,10 @@ int dm_nat_check(const struct dm_options *o, char *err, size_t errlen);
 int dm_nat_start(struct daemon *d, char *err, size_t errlen);
 void dm_nat_stop(struct daemon *d);
 void dm_nat_packet(struct dm_worker *w, const struct ct_packet *pkt, ct_time_ns now);
+struct json_t;
+/* the workers' NAT counters summed, as `ctrack stats`' "nat" object (any
+ * thread: it reads the published copies) */
+struct json_t *dm_nat_stats_json(struct daemon *d);
 
 /* worker.c */
 int dm_workers_start(struct daemon *d, char *err, size_t errlen);

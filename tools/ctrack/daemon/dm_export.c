@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "../export/metrics.h"
+#include "../export/metrics_nat.h"
 #include "daemon.h"
 
 #define EX_BATCH 256
@@ -369,6 +370,18 @@ int dm_export_start(struct daemon *d, char *err, size_t errlen)
 		metrics_add_provider(x->metrics, capture_families, d);
 		metrics_add_provider(x->metrics, event_families, d);
 		metrics_add_provider(x->metrics, latency_families, d);
+		if (d->nat_on) {
+			/* the workers publish into it after each packet
+			 * (dm_nat.c); they start after this */
+			static const struct metrics_nat_counts zero;
+
+			d->nat_metrics = metrics_nat_create(x->metrics);
+			if (!d->nat_metrics) {
+				snprintf(err, errlen, "out of memory for the NAT metrics");
+				return -1;
+			}
+			metrics_nat_publish(d->nat_metrics, &zero);
+		}
 	}
 	/* DESTROY events are queued for the export from now on, even with
 	 * no `events` client; NEW and UPDATE are not built */
@@ -469,6 +482,8 @@ int dm_export_stop(struct daemon *d)
 	}
 	/* the listener goes with the sinks; the table is still there */
 	ex_stop(x->xs, &x->sinks);
+	metrics_nat_destroy(d->nat_metrics);   /* after the listener stopped */
+	d->nat_metrics = NULL;
 	if (x->efd >= 0)
 		close(x->efd);
 	pthread_mutex_destroy(&x->subs_lock);

@@ -12,13 +12,18 @@
  * daemon parses them once into d->nat before the workers start and never
  * changes them (a SIGHUP that would is refused: dm_options_restart_only).
  * With NAT every packet goes through ct_classify alone, not in bursts:
- * the two-step first packet has no burst form.
+ * the two-step first packet has no burst form.  After each packet the
+ * worker publishes its counters (relaxed stores) for `ctrack stats` and,
+ * with --metrics-listen, the ctrack_nat_* families (metrics_nat.h).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "daemon.h"
+#include "../export/metrics_nat.h"
 
 int dm_nat_option(struct dm_options *o, int which, const char *v, const char *where,
 		  char *err, size_t errlen)
@@ -127,12 +132,64 @@ void dm_nat_stop(struct daemon *d)
 	d->nat_on = false;
 }
 
+/* struct nat_path_counts as an array, in its order, and the names
+ * `ctrack stats` gives them (metrics_nat.h's families say the same) */
+static const char *const nat_count_names[DM_NAT_COUNTS] = {
+	"first_packets", "dnat", "snat", "masquerade", "confirmed", "merged",
+	"reply_only", "refused", "setup_errors",
+};
+
+static void counts_array(const struct nat_path_counts *c, uint64_t out[DM_NAT_COUNTS])
+{
+	const uint64_t v[DM_NAT_COUNTS] = { c->pending, c->dnat, c->snat, c->masq, c->confirmed,
+					    c->merged, c->reply_only, c->refused, c->setup_err };
+
+	memcpy(out, v, sizeof(v));
+}
+
+_Static_assert(sizeof(struct nat_path_counts) == DM_NAT_COUNTS * sizeof(uint64_t),
+	       "DM_NAT_COUNTS is struct nat_path_counts' number of fields");
+
 void dm_nat_packet(struct dm_worker *w, const struct ct_packet *pkt, ct_time_ns now)
 {
 	struct ct_nat_binding b;
 	struct ct_verdict v;
 	enum ct_dir dir;
+	uint64_t a[DM_NAT_COUNTS];
 
 	(void)nat_path_track(&w->d->nat, w->thr, pkt, now, (int32_t)pkt->ifindex, &w->nat_counts,
 			     NULL, NULL, &v, &b, &dir);
+	counts_array(&w->nat_counts, a);
+	for (unsigned i = 0; i < DM_NAT_COUNTS; i++)
+		atomic_store_explicit(&w->nat_pub[i], a[i], memory_order_relaxed);
+	if (w->d->nat_metrics) {
+		/* one worker tracks NAT (a replay feeds the first, live
+		 * interfaces take --workers 1): its copy is the daemon's */
+		struct metrics_nat_counts m;
+
+		memset(&m, 0, sizeof(m));
+		m.first_packets = a[0];
+		m.dnat = a[1];
+		m.snat = a[2];
+		m.masquerade = a[3];
+		m.confirmed = a[4];
+		m.merged = a[5];
+		m.reply_only = a[6];
+		m.refused = a[7];
+		m.setup_errors = a[8];
+		metrics_nat_publish(w->d->nat_metrics, &m);
+	}
+}
+
+json_t *dm_nat_stats_json(struct daemon *d)
+{
+	uint64_t sum[DM_NAT_COUNTS] = { 0 };
+	json_t *o = json_object();
+
+	for (unsigned i = 0; i < d->n_workers; i++)
+		for (unsigned k = 0; k < DM_NAT_COUNTS; k++)
+			sum[k] += atomic_load_explicit(&d->w[i].nat_pub[k], memory_order_relaxed);
+	for (unsigned k = 0; k < DM_NAT_COUNTS; k++)
+		json_object_set_new(o, nat_count_names[k], json_integer((json_int_t)sum[k]));
+	return o;
 }
