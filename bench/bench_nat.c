@@ -43,10 +43,49 @@
 
 #define NAT_REPEAT 3
 
+/* --workload's name, in every record */
+static const char *nat_workload = "dense";
+
 struct nat_cfg {
 	uint32_t n;
 	size_t l;
+	bool spread;   /* --workload spread (spread_frames) */
 };
+
+/*
+ * --workload spread: flow @i of a NAT gateway's more usual traffic -
+ * client 10.0.0.0 + (i >> 8) + 1 with 256 source ports spread over
+ * 1024-65535 (port 1024 + (j * 251 + c * 13) % 64512 for its j-th flow:
+ * distinct within a client, staggered between clients), to one of 64
+ * servers 192.168.1.1-64, port 53.  Clients that the kernel's jhash2 puts
+ * on one NAT address seldom hold the same port toward the same server,
+ * so the kept port is nearly always free and the port search seldom
+ * runs: this isolates what a binding itself costs, where the dense
+ * workload (OVS's frames, frames.h) adds the kernel's search over blocks
+ * of taken ports.  Same slot layout as ovsb_flow_frames_at.
+ */
+static void spread_frames_at(uint8_t *slots, uint32_t first, uint32_t n)
+{
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t i = first + k, c = i >> 8, j = i & 255;
+		uint32_t cli = 0x0a000001u + c, srv = 0xc0a80101u + (i % 64);
+		uint16_t cport = (uint16_t)(1024 + (j * 251 + c * 13) % 64512);
+		uint8_t *f = slots + (size_t)k * OVSB_SLOT, *r = slots + ((size_t)n + k) * OVSB_SLOT;
+
+		memset(f, 0, OVSB_SLOT);
+		memset(r, 0, OVSB_SLOT);
+		ovsb_udp_frame(f, 0x0a, 0x09, 64, cli, srv, cport, 53);
+		ovsb_udp_frame(r, 0x09, 0x0a, 64, srv, cli, 53, cport);
+	}
+}
+
+static void flow_frames_at(const struct nat_cfg *c, uint8_t *slots, uint32_t first, uint32_t n)
+{
+	if (c->spread)
+		spread_frames_at(slots, first, n);
+	else
+		ovsb_flow_frames_at(slots, first, n);
+}
 
 static double tcpu(void)
 {
@@ -250,9 +289,9 @@ static void nat_child(void *arg, int fd)
 
 	if (!orig || !work || (job->steady && (!fill || !fillw)) || (kind != NK_PROCESS && !lk))
 		_exit(2);
-	ovsb_flow_frames(orig, n);
+	flow_frames_at(job->c, orig, 0, n);
 	if (job->steady)
-		ovsb_flow_frames_at(fill, n, n);
+		flow_frames_at(job->c, fill, n, n);
 	memset(&r, 0, sizeof(r));
 	r.flags = CT_NAT_RANGE_MAP_IPS;
 	r.min_addr.ip4 = htonl(OVSB_NAT_MIN);
@@ -498,6 +537,7 @@ static void ratio_row(const struct bench_args *a, const char *what, double num, 
 
 	bu_rec_begin(&rec, a, "nat", what);
 	bu_rec_int(&rec, "conns", n);
+	bu_rec_str(&rec, "workload", nat_workload);
 	bu_rec_num(&rec, num_key, num);
 	bu_rec_num(&rec, den_key, den);
 	bu_rec_num(&rec, "ratio", x);
@@ -628,11 +668,12 @@ int bench_nat(const struct bench_args *a)
 	struct nat_cfg c = {
 		(uint32_t)bu_opt_u64(a, "conns", quick ? 100000 : 1000000),
 		(size_t)bu_opt_u64(a, "lookups", quick ? 500000 : 2000000),
+		false,
 	};
 	unsigned repeat = (unsigned)bu_opt_u64(a, "repeat", quick ? 1 : 3);
 	unsigned pct = (unsigned)bu_opt_u64(a, "fill-pct", 99);
 	uint64_t exconns = bu_opt_u64(a, "exhaustion-conns", quick ? 2000 : 20000);
-	bool ovs = !bu_flag(a, "no-ovs");
+	bool ovs;
 	struct ovsb_env e;
 	static const char *keys[] = { "new_plain", "new_snat", "est_plain", "est_snat" };
 	/* [regime][phase][run]: regime 0 growth, 1 steady */
@@ -642,6 +683,10 @@ int bench_nat(const struct bench_args *a)
 	unsigned runs[2] = { 0, 0 }, oruns[2] = { 0, 0 }, rgs[2], n_rg;
 	bool want[2] = { false, false };
 
+	c.spread = !strcmp(bu_opt_str(a, "workload", "dense"), "spread");
+	nat_workload = c.spread ? "spread" : "dense";
+	/* OVS's harness makes the dense frames only */
+	ovs = !bu_flag(a, "no-ovs") && !c.spread;
 	if (repeat > OVSB_MAX_REPEAT)
 		repeat = OVSB_MAX_REPEAT;
 	n_rg = bu_opt_words(a, "regime", "growth,steady", nat_regime, 2, rgs, 2);
@@ -654,8 +699,9 @@ int bench_nat(const struct bench_args *a)
 		bu_note(a, "nat: Open vSwitch's peer could not be built or found; ctrack alone");
 		ovs = false;
 	}
-	bu_note(a, "nat: %u flows, %zu established lookups, %u runs, regimes growth and steady%s",
-		c.n, c.l, repeat, ovs ? ", OVS alternating" : "");
+	bu_note(a, "nat: %u flows (%s workload), %zu established lookups, %u runs, regimes growth "
+		"and steady%s", c.n, c.spread ? "spread" : "dense", c.l, repeat,
+		ovs ? ", OVS alternating" : "");
 	for (unsigned k = 0; k < repeat; k++)
 		for (int rg = 0; rg < 2; rg++) {
 			double cvr[4], ovr[4], bp[2] = { 0, 0 }, obp[2] = { 0, 0 }, np, ep;
@@ -700,6 +746,7 @@ int bench_nat(const struct bench_args *a)
 			bu_rec_begin(&rec, a, "nat", what);
 			bu_rec_str(&rec, "regime", nat_regime[rg]);
 			bu_rec_int(&rec, "conns", c.n);
+			bu_rec_str(&rec, "workload", nat_workload);
 			bu_rec_num(&rec, "ctrack_ns_per_pkt", m[i]);
 			if (oruns[rg]) {
 				double o = median(ov[rg][i], oruns[rg]);
@@ -733,6 +780,7 @@ int bench_nat(const struct bench_args *a)
 
 		bu_rec_begin(&rec, a, "nat", "memory");
 		bu_rec_int(&rec, "conns", c.n);
+			bu_rec_str(&rec, "workload", nat_workload);
 		bu_rec_num(&rec, "ctrack_bytes_per_conn_plain", median(bpc[0], runs[0]));
 		bu_rec_num(&rec, "ctrack_bytes_per_conn_snat", median(bpc[1], runs[0]));
 		if (oruns[0]) {

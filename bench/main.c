@@ -157,6 +157,7 @@ static const struct bench_opt nat_opts[] = {
 	{ "repeat", BV_COUNT, "N", "alternating runs with OVS, medians compared (default 3; --quick 1)", 1, 31 },
 	{ "no-ovs", BV_FLAG, NULL, "ctrack alone (no Open vSwitch peer)", 0, 0 },
 	{ "regime", BV_WORDS, "growth,steady", "the tables' state when new connections are timed: fresh (growth) or kept at N entries that come and go (steady) (default growth,steady)", 0, 0 },
+	{ "workload", BV_WORD, "dense|spread", "the flows: dense, 4,096 consecutive client ports to one server (OVS's frames; default), or spread, 256 ports a client over the port space to 64 servers (ctrack alone: implies --no-ovs)", 0, 0 },
 	{ "fill-pct", BV_COUNT, "PCT", "exhaustion: share of the 10,000-port range in use (default 99)", 1, 99 },
 	{ "exhaustion-conns", BV_COUNT, "N", "exhaustion: new connections per search (default 20k; --quick 2k)", 1, 0 },
 	QUICK("100k connections, one run"),
