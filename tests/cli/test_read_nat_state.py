@@ -36,7 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
 from ctrack_output import normalise  # noqa: E402
-from nat_gateway import RULES, build  # noqa: E402
+from nat_gateway import RULES, build, reply_tuples  # noqa: E402
 
 n_test = 0
 failed = 0
@@ -61,22 +61,6 @@ def state_version(path):
         h = f.read(12)
     return struct.unpack("<I", h[8:12])[0] if h[:8] == b"CTRKSTAT" else None
 
-
-def reply_tuples(table):
-    """{(proto, src, dst, sport, dport): (rsrc, rdst, rsport, rdport)} of a
-    conntrack -L listing."""
-    out = {}
-    for line in table.splitlines():
-        f = line.split()
-        if not f or f[0] not in ("tcp", "udp"):
-            continue
-        kv = [x.split("=", 1) for x in f if "=" in x]
-        src = [v for k, v in kv if k == "src"]
-        dst = [v for k, v in kv if k == "dst"]
-        sp = [int(v) for k, v in kv if k == "sport"]
-        dp = [int(v) for k, v in kv if k == "dport"]
-        out[(f[0], src[0], dst[0], sp[0], dp[0])] = (src[1], dst[1], sp[1], dp[1])
-    return out
 
 
 def main():

@@ -36,7 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "support"))
 import dm_util  # noqa: E402
-from nat_gateway import RULES, build  # noqa: E402
+from nat_gateway import RULES, build, reply_tuples  # noqa: E402
 
 SETS = ["--workers", "2", "--speed", "0", "--set", "nf_conntrack_udp_timeout=600",
         "--set", "nf_conntrack_icmp_timeout=600",
@@ -58,20 +58,6 @@ def no_timeout(line):
 def lines(text):
     return sorted(no_timeout(ln) for ln in text.splitlines() if ln.strip())
 
-
-def reply_tuples(text):
-    out = {}
-    for line in text.splitlines():
-        f = line.split()
-        if not f or f[0] not in ("tcp", "udp"):
-            continue
-        kv = [x.split("=", 1) for x in f if "=" in x]
-        src = [v for k, v in kv if k == "src"]
-        dst = [v for k, v in kv if k == "dst"]
-        sp = [int(v) for k, v in kv if k == "sport"]
-        dp = [int(v) for k, v in kv if k == "dport"]
-        out[(f[0], src[0], dst[0], sp[0], dp[0])] = (src[1], dst[1], sp[1], dp[1])
-    return out
 
 
 def free_tcp_port():

@@ -119,3 +119,19 @@ def build(tmp):
         with open(paths[name], "wb") as f:
             f.write(pcap(LT_ETH, recs))
     return paths, expect
+
+def reply_tuples(table):
+    """{(proto, src, dst, sport, dport): (rsrc, rdst, rsport, rdport)} of a
+    conntrack -L listing."""
+    out = {}
+    for line in table.splitlines():
+        f = line.split()
+        if not f or f[0] not in ("tcp", "udp"):
+            continue
+        kv = [x.split("=", 1) for x in f if "=" in x]
+        src = [v for k, v in kv if k == "src"]
+        dst = [v for k, v in kv if k == "dst"]
+        sp = [int(v) for k, v in kv if k == "sport"]
+        dp = [int(v) for k, v in kv if k == "dport"]
+        out[(f[0], src[0], dst[0], sp[0], dp[0])] = (src[1], dst[1], sp[1], dp[1])
+    return out

@@ -167,16 +167,18 @@ void dm_nat_packet(struct dm_worker *w, const struct ct_packet *pkt, ct_time_ns 
 		 * interfaces take --workers 1): its copy is the daemon's */
 		struct metrics_nat_counts m;
 
+		const struct nat_path_counts *c = &w->nat_counts;
+
 		memset(&m, 0, sizeof(m));
-		m.first_packets = a[0];
-		m.dnat = a[1];
-		m.snat = a[2];
-		m.masquerade = a[3];
-		m.confirmed = a[4];
-		m.merged = a[5];
-		m.reply_only = a[6];
-		m.refused = a[7];
-		m.setup_errors = a[8];
+		m.first_packets = c->pending;
+		m.dnat = c->dnat;
+		m.snat = c->snat;
+		m.masquerade = c->masq;
+		m.confirmed = c->confirmed;
+		m.merged = c->merged;
+		m.reply_only = c->reply_only;
+		m.refused = c->refused;
+		m.setup_errors = c->setup_err;
 		metrics_nat_publish(w->d->nat_metrics, &m);
 	}
 }
